@@ -1,0 +1,293 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemFS is an in-memory FS for tests. It is safe for concurrent use.
+type MemFS struct {
+	mu    sync.Mutex
+	files map[string]*memNode
+	dirs  map[string]bool
+	locks map[string]bool
+}
+
+type memNode struct {
+	mu      sync.RWMutex
+	data    []byte
+	modTime time.Time
+}
+
+// NewMem returns an empty in-memory file system whose root "/" exists.
+func NewMem() *MemFS {
+	return &MemFS{files: map[string]*memNode{}, dirs: map[string]bool{"/": true, ".": true}, locks: map[string]bool{}}
+}
+
+func clean(name string) string { return filepath.Clean(name) }
+
+func (m *MemFS) parentExists(name string) bool {
+	d := filepath.Dir(name)
+	return m.dirs[d]
+}
+
+// Create implements FS.
+func (m *MemFS) Create(name string) (File, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dirs[name] {
+		return nil, &os.PathError{Op: "create", Path: name, Err: syscall_EISDIR}
+	}
+	if !m.parentExists(name) {
+		return nil, &os.PathError{Op: "create", Path: name, Err: fs.ErrNotExist}
+	}
+	n := &memNode{modTime: time.Now()}
+	m.files[name] = n
+	return &memFile{node: n, name: name, write: true}, nil
+}
+
+var syscall_EISDIR = errors.New("is a directory")
+
+// Open implements FS.
+func (m *MemFS) Open(name string) (File, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.files[name]
+	if !ok {
+		return nil, &os.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &memFile{node: n, name: name}, nil
+}
+
+// Remove implements FS.
+func (m *MemFS) Remove(name string) error {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.files[name]; ok {
+		delete(m.files, name)
+		return nil
+	}
+	if m.dirs[name] {
+		prefix := name + string(filepath.Separator)
+		for f := range m.files {
+			if strings.HasPrefix(f, prefix) {
+				return &os.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+			}
+		}
+		delete(m.dirs, name)
+		return nil
+	}
+	return &os.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+}
+
+// Rename implements FS.
+func (m *MemFS) Rename(oldname, newname string) error {
+	oldname, newname = clean(oldname), clean(newname)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.files[oldname]
+	if !ok {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fs.ErrNotExist}
+	}
+	if !m.parentExists(newname) {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fs.ErrNotExist}
+	}
+	delete(m.files, oldname)
+	m.files[newname] = n
+	return nil
+}
+
+// MkdirAll implements FS.
+func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
+	dir = clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, ok := m.files[d]; ok {
+			return &os.PathError{Op: "mkdir", Path: d, Err: errors.New("not a directory")}
+		}
+		m.dirs[d] = true
+		if p := filepath.Dir(d); p == d {
+			break
+		}
+	}
+	return nil
+}
+
+// List implements FS.
+func (m *MemFS) List(dir string) ([]string, error) {
+	dir = clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.dirs[dir] {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: fs.ErrNotExist}
+	}
+	var out []string
+	for f := range m.files {
+		if filepath.Dir(f) == dir {
+			out = append(out, filepath.Base(f))
+		}
+	}
+	for d := range m.dirs {
+		if d != dir && filepath.Dir(d) == dir {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Stat implements FS.
+func (m *MemFS) Stat(name string) (os.FileInfo, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.files[name]; ok {
+		n.mu.RLock()
+		defer n.mu.RUnlock()
+		return memInfo{name: filepath.Base(name), size: int64(len(n.data)), mod: n.modTime}, nil
+	}
+	if m.dirs[name] {
+		return memInfo{name: filepath.Base(name), dir: true}, nil
+	}
+	return nil, &os.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+}
+
+// Lock implements FS.
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks[name] {
+		return nil, fmt.Errorf("lock %s: already held", name)
+	}
+	if !m.parentExists(name) {
+		return nil, &os.PathError{Op: "lock", Path: name, Err: fs.ErrNotExist}
+	}
+	if _, ok := m.files[name]; !ok {
+		m.files[name] = &memNode{modTime: time.Now()}
+	}
+	m.locks[name] = true
+	return memLock{m, name}, nil
+}
+
+type memLock struct {
+	m    *MemFS
+	name string
+}
+
+func (l memLock) Close() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	delete(l.m.locks, l.name)
+	return nil
+}
+
+// SyncDir implements FS.
+func (m *MemFS) SyncDir(dir string) error { return nil }
+
+type memFile struct {
+	node   *memNode
+	name   string
+	off    int64
+	write  bool
+	closed bool
+}
+
+var errClosed = errors.New("vfs: file already closed")
+
+func (f *memFile) Read(p []byte) (int, error) {
+	if f.closed {
+		return 0, errClosed
+	}
+	n, err := f.ReadAt(p, f.off)
+	f.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.closed {
+		return 0, errClosed
+	}
+	if off < 0 {
+		return 0, errors.New("vfs: negative offset")
+	}
+	f.node.mu.RLock()
+	defer f.node.mu.RUnlock()
+	if off >= int64(len(f.node.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.node.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	if f.closed {
+		return 0, errClosed
+	}
+	if !f.write {
+		return 0, errors.New("vfs: file not open for writing")
+	}
+	f.node.mu.Lock()
+	f.node.data = append(f.node.data, p...)
+	f.node.modTime = time.Now()
+	f.node.mu.Unlock()
+	return len(p), nil
+}
+
+func (f *memFile) Close() error {
+	if f.closed {
+		return errClosed
+	}
+	f.closed = true
+	return nil
+}
+
+func (f *memFile) Sync() error {
+	if f.closed {
+		return errClosed
+	}
+	return nil
+}
+
+func (f *memFile) Size() (int64, error) {
+	f.node.mu.RLock()
+	defer f.node.mu.RUnlock()
+	return int64(len(f.node.data)), nil
+}
+
+type memInfo struct {
+	name string
+	size int64
+	mod  time.Time
+	dir  bool
+}
+
+func (i memInfo) Name() string { return i.name }
+func (i memInfo) Size() int64  { return i.size }
+func (i memInfo) Mode() os.FileMode {
+	if i.dir {
+		return os.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (i memInfo) ModTime() time.Time { return i.mod }
+func (i memInfo) IsDir() bool        { return i.dir }
+func (i memInfo) Sys() any           { return nil }
