@@ -1,0 +1,48 @@
+// Package manifest owns the contents of the MANIFEST: the VersionEdit record
+// and its encoding, and the in-memory Version (the set of live tables per
+// level) that a sequence of edits builds. It does not do file I/O: the
+// MANIFEST file is a log in the wal package's format whose records are
+// encoded VersionEdits; the db package writes and reads that log.
+//
+// # Record encoding
+//
+// An encoded VersionEdit is a sequence of fields, each a uvarint tag followed
+// by the tag's payload. Integers are uvarints; byte strings are a uvarint
+// length followed by the bytes. Fields may appear in any order, but a scalar
+// field (comparer, log numbers, next file number, last sequence) at most
+// once. The tags and payloads are:
+//
+//	1  comparer         name (non-empty)
+//	2  log number       uvarint
+//	3  next file number uvarint
+//	4  last sequence    uvarint (<= base.MaxSeqNum)
+//	5  compact pointer  level, internal key
+//	6  deleted file     level, file number
+//	9  prev log number  uvarint
+//	10 new file         level, file number, size, smallest internal key,
+//	                    largest internal key, smallest seq, largest seq
+//
+// The tag numbers follow LevelDB's where the payload is the same; LevelDB's
+// tag 7 (a new file without sequence numbers) and tag 8 are not used, and
+// every unknown tag is a decoding error. Decode checks every length against
+// the remaining input before it slices or allocates, so hostile input can
+// make it allocate at most about the input's size, and every error wraps
+// base.ErrCorruption.
+//
+// # Invariants
+//
+// A FileMetadata describes an immutable table: Smallest and Largest are
+// well-formed internal keys with Smallest <= Largest (base.CompareInternal),
+// SmallestSeq <= LargestSeq <= base.MaxSeqNum, and the sequence numbers of
+// Smallest and Largest lie in [SmallestSeq, LargestSeq]. Decode and
+// Builder.Apply enforce this.
+//
+// A Version is immutable once built and may be shared by any number of
+// readers. Its FileMetadata values are shared between versions and must not
+// be modified. Level 0 is ordered newest first: by LargestSeq descending,
+// ties broken by FileNum descending, so a reader that walks L0 in order sees
+// newer entries before older ones. Levels 1 and up are ordered by Smallest
+// and their files' user-key ranges are disjoint: no user key appears in two
+// files of one level (so the versions of one user key are never split across
+// two files of a level >= 1, and FindFile can answer with one file).
+package manifest

@@ -1,0 +1,232 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// FileMetadata describes one table. It is immutable once it is part of a
+// Version and is shared by every Version that holds the table.
+type FileMetadata struct {
+	FileNum uint64
+	Size    uint64 // bytes
+	// Smallest and Largest are the table's first and last internal keys
+	// (base.CompareInternal order).
+	Smallest, Largest []byte
+	// SmallestSeq and LargestSeq bound the sequence numbers of the table's
+	// entries.
+	SmallestSeq, LargestSeq uint64
+}
+
+// check reports whether m meets the invariants in the package documentation.
+func (m *FileMetadata) check() error {
+	_, sseq, _, ok := base.ParseInternalKey(m.Smallest)
+	if !ok {
+		return fmt.Errorf("smallest key %q is not an internal key", m.Smallest)
+	}
+	_, lseq, _, ok := base.ParseInternalKey(m.Largest)
+	if !ok {
+		return fmt.Errorf("largest key %q is not an internal key", m.Largest)
+	}
+	if base.CompareInternal(m.Smallest, m.Largest) > 0 {
+		return fmt.Errorf("smallest key %s > largest key %s",
+			base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest))
+	}
+	if m.SmallestSeq > m.LargestSeq || m.LargestSeq > base.MaxSeqNum {
+		return fmt.Errorf("bad sequence range [%d,%d]", m.SmallestSeq, m.LargestSeq)
+	}
+	for _, s := range [2]uint64{sseq, lseq} {
+		if s < m.SmallestSeq || s > m.LargestSeq {
+			return fmt.Errorf("boundary key seq %d outside the sequence range [%d,%d]",
+				s, m.SmallestSeq, m.LargestSeq)
+		}
+	}
+	return nil
+}
+
+// smallestUkey and largestUkey return the user keys of the table's bounds.
+func (m *FileMetadata) smallestUkey() []byte { return base.UserKey(m.Smallest) }
+func (m *FileMetadata) largestUkey() []byte  { return base.UserKey(m.Largest) }
+
+// String renders m as "num size [smallest .. largest] seqs=[s,l]".
+func (m *FileMetadata) String() string {
+	return fmt.Sprintf("%06d size=%d [%s .. %s] seqs=[%d,%d]", m.FileNum, m.Size,
+		base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest),
+		m.SmallestSeq, m.LargestSeq)
+}
+
+// Version is the set of live tables, per level, at one point in the
+// database's history. The zero Version is empty. A Version built by a
+// Builder obeys the ordering rules in the package documentation and must not
+// be modified.
+type Version struct {
+	Files [NumLevels][]*FileMetadata
+}
+
+// NumFiles returns the number of tables in level.
+func (v *Version) NumFiles(level int) int { return len(v.Files[level]) }
+
+// LevelBytes returns the total size of the tables in level.
+func (v *Version) LevelBytes(level int) uint64 {
+	var n uint64
+	for _, f := range v.Files[level] {
+		n += f.Size
+	}
+	return n
+}
+
+// AllFileNums returns the file numbers of every table in v, ascending.
+func (v *Version) AllFileNums() []uint64 {
+	var nums []uint64
+	for _, files := range v.Files {
+		for _, f := range files {
+			nums = append(nums, f.FileNum)
+		}
+	}
+	slices.Sort(nums)
+	return nums
+}
+
+// Overlaps returns the tables of level whose user-key range intersects
+// [smallestUkey, largestUkey], in the level's order. A nil smallestUkey means
+// no lower bound and a nil largestUkey means no upper bound (a non-nil empty
+// largestUkey is the empty user key). It returns nil when no table overlaps.
+//
+// Overlaps does not widen the range by the tables it finds; a compaction
+// picker that needs LevelDB's transitive L0 expansion calls it again with
+// the widened range.
+func (v *Version) Overlaps(level int, smallestUkey, largestUkey []byte) []*FileMetadata {
+	files := v.Files[level]
+	below := func(f *FileMetadata) bool { // f ends before the range
+		return smallestUkey != nil && bytes.Compare(f.largestUkey(), smallestUkey) < 0
+	}
+	above := func(f *FileMetadata) bool { // f starts after the range
+		return largestUkey != nil && bytes.Compare(f.smallestUkey(), largestUkey) > 0
+	}
+	var out []*FileMetadata
+	if level == 0 {
+		for _, f := range files {
+			if !below(f) && !above(f) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	// Levels >= 1 are sorted and disjoint, so the overlapping tables are a
+	// contiguous run starting at the first table not below the range.
+	i := sort.Search(len(files), func(i int) bool { return !below(files[i]) })
+	for ; i < len(files) && !above(files[i]); i++ {
+		out = append(out, files[i])
+	}
+	return out
+}
+
+// FindFile returns the one table of level that may hold ukey, or nil when
+// ukey is outside every table's range. level must be in [1, NumLevels): L0
+// tables may overlap, so use Overlaps(0, ukey, ukey) there.
+func (v *Version) FindFile(level int, ukey []byte) *FileMetadata {
+	if level < 1 || level >= NumLevels {
+		panic(fmt.Sprintf("manifest: FindFile on level %d", level))
+	}
+	files := v.Files[level]
+	i := sort.Search(len(files), func(i int) bool {
+		return bytes.Compare(files[i].largestUkey(), ukey) >= 0
+	})
+	if i == len(files) || bytes.Compare(files[i].smallestUkey(), ukey) > 0 {
+		return nil
+	}
+	return files[i]
+}
+
+// String renders v for people, one line per table in level order:
+// "L<level> <num> size=<bytes> [<smallest> .. <largest>] seqs=[<s>,<l>]".
+// An empty Version renders as the empty string.
+func (v *Version) String() string {
+	var sb strings.Builder
+	for level, files := range v.Files {
+		for _, f := range files {
+			fmt.Fprintf(&sb, "L%d %s\n", level, f)
+		}
+	}
+	return sb.String()
+}
+
+// Snapshot returns an edit that, applied to an empty Version, rebuilds v,
+// with the given counters and comparer name set. It is written as the first
+// record of every new MANIFEST. The edit shares v's FileMetadata. Compact
+// pointers are not part of a Version; callers that keep them append them to
+// the edit's CompactPointers.
+func (v *Version) Snapshot(nextFileNum, lastSeq, logNum uint64, comparer string) *VersionEdit {
+	e := &VersionEdit{
+		Comparer:          comparer,
+		LogNumber:         logNum,
+		HasLogNumber:      true,
+		NextFileNumber:    nextFileNum,
+		HasNextFileNumber: true,
+		LastSequence:      lastSeq,
+		HasLastSequence:   true,
+	}
+	for level, files := range v.Files {
+		for _, f := range files {
+			e.NewFiles = append(e.NewFiles, NewFileEntry{Level: level, Meta: f})
+		}
+	}
+	return e
+}
+
+// checkOrdering verifies the ordering rules of a finished level.
+func checkOrdering(level int, files []*FileMetadata) error {
+	if level == 0 {
+		return nil
+	}
+	for i := 1; i < len(files); i++ {
+		a, b := files[i-1], files[i]
+		if bytes.Compare(a.largestUkey(), b.smallestUkey()) >= 0 {
+			return base.CorruptionErrorf("manifest: overlapping tables in L%d: %06d [%s .. %s] and %06d [%s .. %s]",
+				level,
+				a.FileNum, base.FormatInternalKey(a.Smallest), base.FormatInternalKey(a.Largest),
+				b.FileNum, base.FormatInternalKey(b.Smallest), base.FormatInternalKey(b.Largest))
+		}
+	}
+	return nil
+}
+
+// sortLevel orders files by the rules of level (see the package
+// documentation).
+func sortLevel(level int, files []*FileMetadata) {
+	if level == 0 {
+		slices.SortFunc(files, func(a, b *FileMetadata) int {
+			if a.LargestSeq != b.LargestSeq {
+				if a.LargestSeq > b.LargestSeq {
+					return -1
+				}
+				return 1
+			}
+			switch {
+			case a.FileNum > b.FileNum:
+				return -1
+			case a.FileNum < b.FileNum:
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	slices.SortFunc(files, func(a, b *FileMetadata) int {
+		if c := base.CompareInternal(a.Smallest, b.Smallest); c != 0 {
+			return c
+		}
+		switch {
+		case a.FileNum < b.FileNum:
+			return -1
+		case a.FileNum > b.FileNum:
+			return 1
+		}
+		return 0
+	})
+}
