@@ -1,0 +1,135 @@
+package filter
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// BloomPolicyName is the Name of the policies made by NewBloomPolicy.
+//
+// Encoding: a bit array of m bits (m a multiple of 64, at least 64, stored as
+// m/8 bytes, bit i in byte i/8 at position i%8) followed by one byte k, the
+// number of probes. A key with h = xxhash64(key) sets bits
+// fastrange(h1 + i*h2, m) for i in [0,k), where h1 = h, h2 = rotl64(h,32)|1,
+// the sum wraps mod 2^64, and fastrange(x, m) = (x*m) >> 64 in 128-bit
+// arithmetic. A reader takes m from the filter's length (any length works)
+// and k from its last byte.
+const BloomPolicyName = "bloomkv.BloomFilter64"
+
+// NewBloomPolicy returns the bloomkv Bloom filter policy with a budget of
+// bitsPerKey bits per key (clamped to [MinBitsPerKey, MaxBitsPerKey]).
+//
+// Its filters use k = floor(0.69*bitsPerKey) probes clamped to [1,
+// MaxProbes], and max(n*bitsPerKey, 64) bits rounded up to a multiple of 64,
+// where n counts the added keys except those equal to the key added just
+// before (the versions of one user key that a table holds side by side count
+// once). At 10 bits per key the false-positive rate is about 0.84%.
+//
+// The returned Policy also implements BitsPerKeyer.
+func NewBloomPolicy(bitsPerKey int) Policy {
+	b := clampBitsPerKey(bitsPerKey)
+	// Integer arithmetic: exactly floor(0.69*b), free of float rounding.
+	return bloomPolicy{bitsPerKey: b, k: clampProbes(b * 69 / 100), requested: bitsPerKey}
+}
+
+type bloomPolicy struct {
+	bitsPerKey int
+	k          int
+	requested  int // the argument before clamping, for Validate
+}
+
+func (p bloomPolicy) Name() string    { return BloomPolicyName }
+func (p bloomPolicy) BitsPerKey() int { return p.bitsPerKey }
+func (p bloomPolicy) NumProbes() int  { return p.k }
+func (p bloomPolicy) validate() error { return checkRequested(p.requested) }
+
+func (p bloomPolicy) NewBuilder() Builder {
+	return &bloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k}
+}
+
+// MayContain implements Policy.
+func (p bloomPolicy) MayContain(filter, key []byte) bool {
+	return bloomMayContain(filter, xxhash.Sum64(key))
+}
+
+// bloomMayContain probes filter for a key whose xxhash64 is h.
+func bloomMayContain(filter []byte, h uint64) bool {
+	n := len(filter) - 1
+	if n < 1 {
+		return true // empty or no bit array: not a filter we can read
+	}
+	k := int(filter[n])
+	if k < 1 || k > MaxProbes {
+		return true // unknown encoding
+	}
+	array := filter[:n]
+	nbits := uint64(n) * 8
+	h2 := bits.RotateLeft64(h, 32) | 1
+	for ; k > 0; k-- {
+		pos, _ := bits.Mul64(h, nbits)
+		// pos < nbits, so pos>>3 < len(array); the compiler cannot prove it
+		// and keeps one bounds check here.
+		if array[pos>>3]&(1<<(pos&7)) == 0 {
+			return false
+		}
+		h += h2
+	}
+	return true
+}
+
+// bloomBuilder collects 64-bit key hashes; the filter is sized and written in
+// Finish, when the key count is known.
+type bloomBuilder struct {
+	bitsPerKey int
+	k          int
+	hashes     []uint64
+}
+
+// AddKey implements Builder.
+func (b *bloomBuilder) AddKey(key []byte) {
+	h := xxhash.Sum64(key)
+	if n := len(b.hashes); n > 0 && b.hashes[n-1] == h {
+		return // same key again (or a full 64-bit collision): same bits
+	}
+	b.hashes = append(b.hashes, h)
+}
+
+// Finish implements Builder.
+func (b *bloomBuilder) Finish(dst []byte) []byte {
+	nbits := max(len(b.hashes)*b.bitsPerKey, 64)
+	nbits = (nbits + 63) &^ 63
+	nbytes := nbits / 8
+
+	start := len(dst)
+	dst = appendZeros(dst, nbytes+1)
+	array := dst[start : start+nbytes]
+	for _, h := range b.hashes {
+		bloomAdd(array, h, b.k)
+	}
+	dst[start+nbytes] = byte(b.k)
+	b.hashes = b.hashes[:0]
+	return dst
+}
+
+// bloomAdd sets the k bits of a key whose xxhash64 is h in array, by the
+// probe sequence bloomMayContain tests.
+func bloomAdd(array []byte, h uint64, k int) {
+	nbits := uint64(len(array)) * 8
+	h2 := bits.RotateLeft64(h, 32) | 1
+	for ; k > 0; k-- {
+		pos, _ := bits.Mul64(h, nbits)
+		array[pos>>3] |= 1 << (pos & 7)
+		h += h2
+	}
+}
+
+// appendZeros appends n zero bytes to dst.
+func appendZeros(dst []byte, n int) []byte {
+	dst = slices.Grow(dst, n)
+	start := len(dst)
+	dst = dst[:start+n]
+	clear(dst[start:])
+	return dst
+}

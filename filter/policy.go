@@ -1,0 +1,124 @@
+package filter
+
+import "fmt"
+
+// Policy builds and queries the filter stored in each SSTable.
+//
+// Implementations are safe for concurrent use by multiple goroutines; the
+// Builders they return are not.
+type Policy interface {
+	// Name identifies the filter encoding. It is written into each table,
+	// and a reader only uses a filter whose name it knows. Two policies with
+	// the same name must read each other's filters correctly.
+	Name() string
+
+	// NewBuilder returns an empty Builder for one filter.
+	NewBuilder() Builder
+
+	// MayContain reports whether key may have been added to the filter
+	// encoded in filter. It is never false for a key that was added. It must
+	// not panic or allocate on any input; bytes it cannot interpret give true.
+	MayContain(filter, key []byte) bool
+}
+
+// Builder accumulates the keys of one filter.
+type Builder interface {
+	// AddKey adds a user key. Keys may come in any order and may repeat.
+	// The builder does not retain key after AddKey returns.
+	AddKey(key []byte)
+
+	// Finish appends the encoded filter of every key added since the last
+	// Finish to dst, returns the extended slice, and resets the builder so it
+	// can build the next filter. The bytes of dst before len(dst) are left
+	// untouched.
+	Finish(dst []byte) []byte
+}
+
+// BitsPerKeyer is implemented by the policies whose filters are sized by a
+// bits-per-key budget: both Bloom policies of this package. Other packages
+// use it to record a table's filter parameters (sstable properties) and to
+// report them (kvbench, kvtool), via a type assertion on a Policy.
+type BitsPerKeyer interface {
+	// BitsPerKey is the budget after clamping to [MinBitsPerKey,
+	// MaxBitsPerKey].
+	BitsPerKey() int
+	// NumProbes is the number of probes (k, hash functions) per key that
+	// new filters use. Readers take k from the filter bytes, not from here.
+	NumProbes() int
+}
+
+const (
+	// MinBitsPerKey is the smallest bits-per-key budget a Bloom policy uses;
+	// a smaller (zero or negative) argument to NewBloomPolicy or
+	// NewLevelDBBloomPolicy is raised to it. Callers that want to reject bad
+	// options (such as package db) validate them before calling.
+	MinBitsPerKey = 1
+
+	// MaxBitsPerKey is the largest bits-per-key budget a Bloom policy uses;
+	// a larger argument is lowered to it. With k capped at MaxProbes, more
+	// bits per key would only make the filter larger, and the cap keeps
+	// n*bitsPerKey far from overflow.
+	MaxBitsPerKey = 1024
+
+	// MaxProbes is the largest number of probes a Bloom policy uses, and the
+	// largest k byte a Bloom filter reader accepts: a filter whose k byte is
+	// larger (an encoding this package does not know) may contain any key.
+	MaxProbes = 30
+)
+
+// Validate reports whether p was made with arguments in range. The
+// constructors never panic: they clamp a bits-per-key budget below
+// MinBitsPerKey or above MaxBitsPerKey. Validate lets an options check (such
+// as db.Open's) refuse a negative budget instead of silently using 1.
+func Validate(p Policy) error {
+	if v, ok := p.(interface{ validate() error }); ok {
+		return v.validate()
+	}
+	return nil
+}
+
+func checkRequested(bitsPerKey int) error {
+	if bitsPerKey < 0 {
+		return fmt.Errorf("filter: bits per key %d is negative", bitsPerKey)
+	}
+	return nil
+}
+
+// clampBitsPerKey limits a bits-per-key budget to [MinBitsPerKey,
+// MaxBitsPerKey].
+func clampBitsPerKey(bitsPerKey int) int {
+	return min(max(bitsPerKey, MinBitsPerKey), MaxBitsPerKey)
+}
+
+// clampProbes limits a probe count to [1, MaxProbes].
+func clampProbes(k int) int {
+	return min(max(k, 1), MaxProbes)
+}
+
+// None is the policy under which tables get no filter. Package db compares
+// Options.FilterPolicy with it (p == filter.None, or IsNone(p)) and then writes
+// no filter block. Should it be used anyway, its builders produce empty
+// filters and its MayContain is always true, so nothing is ever skipped.
+var None Policy = nonePolicy{}
+
+// IsNone reports whether p is None. A nil Policy is not None: package db
+// reads nil as "the default filter".
+func IsNone(p Policy) bool {
+	_, ok := p.(nonePolicy)
+	return ok
+}
+
+type nonePolicy struct{}
+
+// noneName is the name of None; no table should record it, since None
+// writes no filter.
+const noneName = "bloomkv.NoFilter"
+
+func (nonePolicy) Name() string                { return noneName }
+func (nonePolicy) NewBuilder() Builder         { return noneBuilder{} }
+func (nonePolicy) MayContain(_, _ []byte) bool { return true }
+
+type noneBuilder struct{}
+
+func (noneBuilder) AddKey([]byte)            {}
+func (noneBuilder) Finish(dst []byte) []byte { return dst }

@@ -1,0 +1,275 @@
+package filter
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// policies lists every policy the shared contract tests run against.
+func policies() []Policy {
+	return []Policy{
+		NewBloomPolicy(10),
+		NewBloomPolicy(1),
+		NewBloomPolicy(45),
+		NewLevelDBBloomPolicy(10),
+		NewLevelDBBloomPolicy(1),
+		NewLevelDBBloomPolicy(45),
+		None,
+	}
+}
+
+func TestNamesDistinct(t *testing.T) {
+	names := map[string]bool{}
+	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), None} {
+		if p.Name() == "" {
+			t.Fatalf("%T has an empty name", p)
+		}
+		if names[p.Name()] {
+			t.Fatalf("name %q used twice", p.Name())
+		}
+		names[p.Name()] = true
+	}
+	if got := NewBloomPolicy(10).Name(); got != BloomPolicyName {
+		t.Errorf("bloom name = %q, want %q", got, BloomPolicyName)
+	}
+	if got := NewLevelDBBloomPolicy(10).Name(); got != "leveldb.BuiltinBloomFilter2" {
+		t.Errorf("leveldb name = %q", got)
+	}
+	// The name does not depend on bits per key: the filter is self-describing.
+	if NewBloomPolicy(3).Name() != NewBloomPolicy(20).Name() {
+		t.Error("bloom name depends on bits per key")
+	}
+}
+
+func TestNone(t *testing.T) {
+	if !IsNone(None) || None != None {
+		t.Fatal("None is not None")
+	}
+	var p Policy = nonePolicy{}
+	if p != None {
+		t.Error("a nonePolicy value does not compare equal to None")
+	}
+	for _, q := range []Policy{nil, NewBloomPolicy(10), NewLevelDBBloomPolicy(10)} {
+		if IsNone(q) {
+			t.Errorf("IsNone(%T) = true", q)
+		}
+		if q == None {
+			t.Errorf("%T == None", q)
+		}
+	}
+	b := None.NewBuilder()
+	b.AddKey([]byte("a"))
+	if got := b.Finish([]byte("pre")); string(got) != "pre" {
+		t.Errorf("None filter = %q, want nothing appended", got)
+	}
+	for _, f := range [][]byte{nil, {}, {0}, {0, 0, 0, 0, 0, 0, 0, 0, 6}} {
+		if !None.MayContain(f, []byte("x")) {
+			t.Errorf("None.MayContain(%x) = false", f)
+		}
+	}
+	if _, ok := None.(BitsPerKeyer); ok {
+		t.Error("None implements BitsPerKeyer")
+	}
+}
+
+func TestBitsPerKeyer(t *testing.T) {
+	tests := []struct {
+		p        Policy
+		bits, k  int
+		whatName string
+	}{
+		{NewBloomPolicy(10), 10, 6, "bloom 10"},
+		{NewBloomPolicy(0), 1, 1, "bloom 0 clamps to 1"},
+		{NewBloomPolicy(-5), 1, 1, "bloom -5 clamps to 1"},
+		{NewBloomPolicy(1 << 30), MaxBitsPerKey, MaxProbes, "bloom huge clamps"},
+		{NewLevelDBBloomPolicy(10), 10, 6, "leveldb 10"},
+		{NewLevelDBBloomPolicy(-1), 1, 1, "leveldb -1 clamps to 1"},
+		{NewLevelDBBloomPolicy(20), 20, 13, "leveldb 20"},
+	}
+	for _, tc := range tests {
+		bk, ok := tc.p.(BitsPerKeyer)
+		if !ok {
+			t.Fatalf("%s: not a BitsPerKeyer", tc.whatName)
+		}
+		if bk.BitsPerKey() != tc.bits || bk.NumProbes() != tc.k {
+			t.Errorf("%s: bits=%d k=%d, want %d %d", tc.whatName, bk.BitsPerKey(), bk.NumProbes(), tc.bits, tc.k)
+		}
+	}
+}
+
+// TestContract checks, for every policy, that added keys are always found,
+// that Finish appends without touching dst's prefix, and that a builder
+// reused after Finish builds exactly what a fresh builder builds.
+func TestContract(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range policies() {
+		t.Run(fmt.Sprintf("%s/%v", p.Name(), bitsOf(p)), func(t *testing.T) {
+			reused := p.NewBuilder()
+			for round, n := range []int{0, 1, 2, 7, 100, 5000} {
+				keys := make([][]byte, n)
+				for i := range keys {
+					keys[i] = randKey(rng)
+				}
+				prefix := []byte(fmt.Sprintf("prefix-%d", round))
+				dst := append(make([]byte, 0, len(prefix)+3), prefix...)
+
+				for _, k := range keys {
+					// A caller may reuse its key buffer: the builder must
+					// not retain it.
+					buf := append([]byte(nil), k...)
+					reused.AddKey(buf)
+					for i := range buf {
+						buf[i] ^= 0xff
+					}
+				}
+				out := reused.Finish(dst)
+				if !bytes.Equal(out[:len(prefix)], prefix) {
+					t.Fatalf("n=%d: prefix clobbered: %q", n, out[:len(prefix)])
+				}
+				f := out[len(prefix):]
+
+				fresh := p.NewBuilder()
+				for _, k := range keys {
+					fresh.AddKey(k)
+				}
+				if want := fresh.Finish(nil); !bytes.Equal(f, want) {
+					t.Fatalf("n=%d: reused builder made %x, fresh builder %x", n, f, want)
+				}
+				for _, k := range keys {
+					if !p.MayContain(f, k) {
+						t.Fatalf("n=%d: false negative for %q", n, k)
+					}
+				}
+				if IsNone(p) {
+					if len(f) != 0 {
+						t.Fatalf("None wrote a %d-byte filter", len(f))
+					}
+					continue
+				}
+				// Finish reset the builder: an immediate Finish is the
+				// filter of no keys, which holds nothing.
+				empty := reused.Finish(nil)
+				if got := emptyFilter(p); !bytes.Equal(empty, got) {
+					t.Fatalf("n=%d: Finish after Finish = %x, want empty filter %x", n, empty, got)
+				}
+			}
+		})
+	}
+}
+
+func bitsOf(p Policy) int {
+	if bk, ok := p.(BitsPerKeyer); ok {
+		return bk.BitsPerKey()
+	}
+	return 0
+}
+
+func emptyFilter(p Policy) []byte { return p.NewBuilder().Finish(nil) }
+
+func randKey(rng *rand.Rand) []byte {
+	k := make([]byte, rng.IntN(24))
+	for i := range k {
+		k[i] = byte(rng.Uint32())
+	}
+	return k
+}
+
+// TestEmptyFilterMatchesNothing: a filter built from no keys is all zero
+// bits, so no key may match it.
+func TestEmptyFilterMatchesNothing(t *testing.T) {
+	for _, p := range policies() {
+		if IsNone(p) {
+			continue
+		}
+		f := emptyFilter(p)
+		if len(f) != 64/8+1 {
+			t.Errorf("%s: empty filter is %d bytes, want 9", p.Name(), len(f))
+		}
+		for _, k := range []string{"", "hello", "world", "x"} {
+			if p.MayContain(f, []byte(k)) {
+				t.Errorf("%s: empty filter matches %q", p.Name(), k)
+			}
+		}
+	}
+}
+
+// TestUnreadableFiltersMayContain: empty, too short, k byte 0 or > MaxProbes
+// all answer true (a damaged filter costs a read, never a key), and every
+// prefix of a real filter and random garbage never panic.
+func TestUnreadableFiltersMayContain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10)} {
+		t.Run(p.Name(), func(t *testing.T) {
+			key := []byte("hello")
+			cases := map[string][]byte{
+				"nil":       nil,
+				"empty":     {},
+				"one byte":  {6},
+				"one zero":  {0},
+				"k=0":       {0, 0, 0, 0, 0, 0, 0, 0, 0},
+				"k=31":      {0, 0, 0, 0, 0, 0, 0, 0, 31},
+				"k=255":     {0, 0, 0, 0, 0, 0, 0, 0, 255},
+				"short k31": {0, 31},
+			}
+			for name, f := range cases {
+				if !p.MayContain(f, key) {
+					t.Errorf("%s: MayContain = false", name)
+				}
+			}
+
+			b := p.NewBuilder()
+			for i := 0; i < 200; i++ {
+				b.AddKey([]byte(fmt.Sprint("key", i)))
+			}
+			f := b.Finish(nil)
+			for i := 0; i <= len(f); i++ {
+				trunc := f[:i]
+				got := p.MayContain(trunc, key)
+				if (i < 2 || trunc[i-1] > MaxProbes || trunc[i-1] == 0) && !got {
+					t.Fatalf("prefix %x: MayContain = false", trunc)
+				}
+			}
+
+			for i := 0; i < 20000; i++ {
+				g := make([]byte, rng.IntN(80))
+				for j := range g {
+					g[j] = byte(rng.Uint32())
+				}
+				got := p.MayContain(g, randKey(rng))
+				if (len(g) < 2 || g[len(g)-1] > MaxProbes || g[len(g)-1] == 0) && !got {
+					t.Fatalf("garbage %x: MayContain = false", g)
+				}
+			}
+		})
+	}
+}
+
+func TestMayContainDoesNotAllocate(t *testing.T) {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), None} {
+		b := p.NewBuilder()
+		for i := 0; i < 1000; i++ {
+			b.AddKey([]byte(fmt.Sprint(i)))
+		}
+		f := b.Finish(nil)
+		key := []byte("some absent key")
+		if n := testing.AllocsPerRun(100, func() { p.MayContain(f, key) }); n != 0 {
+			t.Errorf("%s: MayContain allocates %.1f times", p.Name(), n)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		p  Policy
+		ok bool
+	}{
+		{NewBloomPolicy(10), true}, {NewBloomPolicy(0), true}, {NewBloomPolicy(-1), false},
+		{NewLevelDBBloomPolicy(10), true}, {NewLevelDBBloomPolicy(-3), false}, {None, true},
+	} {
+		if err := Validate(tc.p); (err == nil) != tc.ok {
+			t.Errorf("Validate(%s) = %v, want ok=%v", tc.p.Name(), err, tc.ok)
+		}
+	}
+}
