@@ -1,0 +1,227 @@
+package sstable
+
+import (
+	"errors"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Iterator is a two-level iterator over a table: an index block iterator
+// picks the data block, and a block iterator walks it. Data blocks are read
+// lazily, through the Reader's block cache. It implements
+// base.InternalIterator. Errors are sticky: after an error every
+// positioning call returns false and Error reports it. An Iterator is not
+// safe for concurrent use.
+type Iterator struct {
+	r     *Reader
+	index blockIter
+	data  blockIter
+	// dataOK is true when data holds the block that index points at.
+	dataOK bool
+	err    error
+	closed bool
+}
+
+var _ base.InternalIterator = (*Iterator)(nil)
+
+// loadBlock points data at the block of the current index entry.
+func (it *Iterator) loadBlock() bool {
+	it.dataOK = false
+	h, n, err := decodeHandle(it.index.Value())
+	if err == nil && n != len(it.index.Value()) {
+		err = base.CorruptionErrorf("sstable: index entry has trailing bytes")
+	}
+	if err != nil {
+		return it.fail(err)
+	}
+	b, err := it.r.readDataBlock(h)
+	if err != nil {
+		return it.fail(err)
+	}
+	if err := it.data.init(base.CompareInternal, b); err != nil {
+		return it.fail(err)
+	}
+	it.dataOK = true
+	return true
+}
+
+func (it *Iterator) fail(err error) bool {
+	if it.err == nil {
+		it.err = err
+	}
+	it.dataOK = false
+	return false
+}
+
+// indexDone handles an index iterator that is no longer valid.
+func (it *Iterator) indexDone() bool {
+	it.dataOK = false
+	if err := it.index.Error(); err != nil {
+		return it.fail(err)
+	}
+	return false
+}
+
+// skipForward moves to the first entry at or after the current position,
+// crossing into later blocks while the current one is exhausted.
+func (it *Iterator) skipForward() bool {
+	for !it.data.Valid() {
+		if err := it.data.Error(); err != nil {
+			return it.fail(err)
+		}
+		if !it.index.Next() {
+			return it.indexDone()
+		}
+		if !it.loadBlock() {
+			return false
+		}
+		it.data.First()
+	}
+	return true
+}
+
+// skipBackward moves to the last entry at or before the current position,
+// crossing into earlier blocks while the current one is exhausted.
+func (it *Iterator) skipBackward() bool {
+	for !it.data.Valid() {
+		if err := it.data.Error(); err != nil {
+			return it.fail(err)
+		}
+		if !it.index.Prev() {
+			return it.indexDone()
+		}
+		if !it.loadBlock() {
+			return false
+		}
+		it.data.Last()
+	}
+	return true
+}
+
+// First moves to the first entry of the table.
+func (it *Iterator) First() bool {
+	if it.err != nil {
+		return false
+	}
+	if !it.index.First() {
+		return it.indexDone()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	it.data.First()
+	return it.skipForward()
+}
+
+// Last moves to the last entry of the table.
+func (it *Iterator) Last() bool {
+	if it.err != nil {
+		return false
+	}
+	if !it.index.Last() {
+		return it.indexDone()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	it.data.Last()
+	return it.skipBackward()
+}
+
+// SeekGE moves to the first entry whose internal key is >= ikey.
+func (it *Iterator) SeekGE(ikey []byte) bool {
+	if it.err != nil {
+		return false
+	}
+	if !it.index.SeekGE(ikey) {
+		return it.indexDone()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	it.data.SeekGE(ikey)
+	return it.skipForward()
+}
+
+// SeekLT moves to the last entry whose internal key is < ikey.
+func (it *Iterator) SeekLT(ikey []byte) bool {
+	if it.err != nil {
+		return false
+	}
+	if !it.index.SeekGE(ikey) {
+		if it.index.Error() != nil {
+			return it.indexDone()
+		}
+		// ikey is past every separator, so every entry is < ikey.
+		return it.Last()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	it.data.SeekLT(ikey)
+	return it.skipBackward()
+}
+
+// Next moves to the next entry. It must only be called when Valid.
+func (it *Iterator) Next() bool {
+	if it.err != nil || !it.dataOK {
+		return false
+	}
+	it.data.Next()
+	return it.skipForward()
+}
+
+// Prev moves to the previous entry. It must only be called when Valid.
+func (it *Iterator) Prev() bool {
+	if it.err != nil || !it.dataOK {
+		return false
+	}
+	it.data.Prev()
+	return it.skipBackward()
+}
+
+// Valid reports whether the iterator is at an entry.
+func (it *Iterator) Valid() bool { return it.err == nil && it.dataOK && it.data.Valid() }
+
+// Key returns the internal key of the current entry, valid until the next
+// positioning call.
+func (it *Iterator) Key() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	return it.data.Key()
+}
+
+// Value returns the value of the current entry, valid until the next
+// positioning call.
+func (it *Iterator) Value() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	return it.data.Value()
+}
+
+// Error returns the first error the iterator met.
+func (it *Iterator) Error() error { return it.err }
+
+// Close releases the iterator and returns Error().
+func (it *Iterator) Close() error {
+	err := it.err
+	if it.closed {
+		if err == errIterClosed {
+			return nil
+		}
+		return err
+	}
+	it.closed = true
+	it.dataOK = false
+	it.data = blockIter{}
+	it.index = blockIter{}
+	if err == nil {
+		it.err = errIterClosed
+	}
+	return err
+}
+
+// errIterClosed is the error of an Iterator after Close.
+var errIterClosed = errors.New("sstable: iterator is closed")

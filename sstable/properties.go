@@ -1,0 +1,166 @@
+package sstable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Property names in the properties block. Values of the names marked
+// "uvarint" are uvarints; the others are raw bytes.
+const (
+	PropCompression      = "bloomkv.compression"         // "snappy" or "none"
+	PropDataSize         = "bloomkv.data.size"           // uvarint
+	PropFilterBitsPerKey = "bloomkv.filter.bits.per.key" // decimal string, e.g. "10.0625"
+	PropFilterPolicy     = "bloomkv.filter.policy"       // policy name, "" when none
+	PropFilterSize       = "bloomkv.filter.size"         // uvarint
+	PropFormatVersion    = "bloomkv.format.version"      // uvarint
+	PropIndexSize        = "bloomkv.index.size"          // uvarint
+	PropLargestKey       = "bloomkv.largest.key"         // internal key
+	PropNumDataBlocks    = "bloomkv.num.data.blocks"     // uvarint
+	PropNumDeletions     = "bloomkv.num.deletions"       // uvarint
+	PropNumEntries       = "bloomkv.num.entries"         // uvarint
+	PropRawKeySize       = "bloomkv.raw.key.size"        // uvarint
+	PropRawValueSize     = "bloomkv.raw.value.size"      // uvarint
+	PropSmallestKey      = "bloomkv.smallest.key"        // internal key
+)
+
+// Properties describe a table. They are written into its properties block
+// by Writer.Finish and read back by NewReader.
+type Properties struct {
+	// NumEntries counts all entries; NumDeletions those of kind Delete.
+	NumEntries, NumDeletions uint64
+	// NumDataBlocks counts the data blocks.
+	NumDataBlocks uint64
+	// RawKeySize and RawValueSize sum the lengths of the internal keys and
+	// values added, before prefix compression and block compression.
+	RawKeySize, RawValueSize uint64
+	// DataSize is the bytes of the file taken by data blocks, trailers
+	// included (the offset at which the meta blocks start).
+	DataSize uint64
+	// IndexSize is the length of the index block (without its trailer):
+	// what a Reader holds in memory for the index.
+	IndexSize uint64
+	// FilterSize is the length of the filter (without its trailer), 0 when
+	// the table has none.
+	FilterSize uint64
+	// FilterPolicy is the name of the filter policy, "" when none.
+	FilterPolicy string
+	// FilterBitsPerKey is FilterSize*8/NumEntries (0 with no filter or no
+	// entries), rounded to 4 decimals.
+	FilterBitsPerKey float64
+	// Smallest and Largest are the first and last internal keys, nil in an
+	// empty table.
+	Smallest, Largest []byte
+	// Compression is the name of the data block compression: "snappy" or
+	// "none".
+	Compression string
+	// FormatVersion is the table format version.
+	FormatVersion uint32
+}
+
+// String renders the properties for tools, one per line.
+func (p *Properties) String() string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "entries: %d (deletions %d)\n", p.NumEntries, p.NumDeletions)
+	fmt.Fprintf(&b, "data blocks: %d, data size %d, index size %d\n", p.NumDataBlocks, p.DataSize, p.IndexSize)
+	fmt.Fprintf(&b, "raw key size: %d, raw value size: %d\n", p.RawKeySize, p.RawValueSize)
+	fmt.Fprintf(&b, "filter: %q, %d bytes, %.4f bits/key\n", p.FilterPolicy, p.FilterSize, p.FilterBitsPerKey)
+	fmt.Fprintf(&b, "smallest: %s\nlargest: %s\n", base.FormatInternalKey(p.Smallest), base.FormatInternalKey(p.Largest))
+	fmt.Fprintf(&b, "compression: %s, format version %d\n", p.Compression, p.FormatVersion)
+	return b.String()
+}
+
+// encode returns the sorted name/value pairs of the properties block.
+func (p *Properties) encode() [][2][]byte {
+	u := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
+	kv := [][2][]byte{
+		{[]byte(PropCompression), []byte(p.Compression)},
+		{[]byte(PropDataSize), u(p.DataSize)},
+		{[]byte(PropFilterBitsPerKey), []byte(strconv.FormatFloat(p.FilterBitsPerKey, 'f', -1, 64))},
+		{[]byte(PropFilterPolicy), []byte(p.FilterPolicy)},
+		{[]byte(PropFilterSize), u(p.FilterSize)},
+		{[]byte(PropFormatVersion), u(uint64(p.FormatVersion))},
+		{[]byte(PropIndexSize), u(p.IndexSize)},
+		{[]byte(PropNumDataBlocks), u(p.NumDataBlocks)},
+		{[]byte(PropNumDeletions), u(p.NumDeletions)},
+		{[]byte(PropNumEntries), u(p.NumEntries)},
+		{[]byte(PropRawKeySize), u(p.RawKeySize)},
+		{[]byte(PropRawValueSize), u(p.RawValueSize)},
+	}
+	if p.Smallest != nil || p.Largest != nil {
+		kv = append(kv, [2][]byte{[]byte(PropSmallestKey), p.Smallest}, [2][]byte{[]byte(PropLargestKey), p.Largest})
+	}
+	sort.Slice(kv, func(i, j int) bool { return bytes.Compare(kv[i][0], kv[j][0]) < 0 })
+	return kv
+}
+
+// decodeProperties parses a properties block. Unknown names are ignored so
+// that later writers may add properties.
+func decodeProperties(block []byte) (*Properties, error) {
+	var it blockIter
+	if err := it.init(bytes.Compare, block); err != nil {
+		return nil, err
+	}
+	p := &Properties{}
+	for ok := it.First(); ok; ok = it.Next() {
+		name, v := it.Key(), it.Value()
+		var dst *uint64
+		switch string(name) {
+		case PropCompression:
+			p.Compression = string(v)
+		case PropFilterPolicy:
+			p.FilterPolicy = string(v)
+		case PropSmallestKey:
+			p.Smallest = bytes.Clone(v)
+		case PropLargestKey:
+			p.Largest = bytes.Clone(v)
+		case PropFilterBitsPerKey:
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return nil, base.CorruptionErrorf("sstable: property %s: %q", name, v)
+			}
+			p.FilterBitsPerKey = f
+		case PropDataSize:
+			dst = &p.DataSize
+		case PropFilterSize:
+			dst = &p.FilterSize
+		case PropIndexSize:
+			dst = &p.IndexSize
+		case PropNumDataBlocks:
+			dst = &p.NumDataBlocks
+		case PropNumDeletions:
+			dst = &p.NumDeletions
+		case PropNumEntries:
+			dst = &p.NumEntries
+		case PropRawKeySize:
+			dst = &p.RawKeySize
+		case PropRawValueSize:
+			dst = &p.RawValueSize
+		case PropFormatVersion:
+			x, n := binary.Uvarint(v)
+			if n <= 0 || n != len(v) || x > 1<<32-1 {
+				return nil, base.CorruptionErrorf("sstable: property %s: bad value", name)
+			}
+			p.FormatVersion = uint32(x)
+		}
+		if dst != nil {
+			x, n := binary.Uvarint(v)
+			if n <= 0 || n != len(v) {
+				return nil, base.CorruptionErrorf("sstable: property %s: bad uvarint", name)
+			}
+			*dst = x
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	if (p.Smallest == nil) != (p.Largest == nil) {
+		return nil, base.CorruptionErrorf("sstable: properties hold only one of smallest and largest key")
+	}
+	return p, nil
+}

@@ -1,0 +1,521 @@
+package sstable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/golang/snappy"
+)
+
+// ReadStats count the data block reads of one or more Readers. A single
+// ReadStats may be shared by many Readers used concurrently.
+type ReadStats struct {
+	// DataBlocksRead and DataBlockBytesRead count data blocks read from
+	// the file (trailers included in the bytes), not those found in the
+	// cache.
+	DataBlocksRead, DataBlockBytesRead atomic.Int64
+	// CacheHits and CacheMisses count block cache lookups for data blocks
+	// (only when the Reader has a cache).
+	CacheHits, CacheMisses atomic.Int64
+}
+
+// ReaderOptions configure a Reader.
+type ReaderOptions struct {
+	// Filters are the filter policies this reader knows. The table's filter
+	// is used only when one of them has the name stored in the table;
+	// otherwise the reader acts as if the table had no filter.
+	Filters []filter.Policy
+	// Cache, when not nil, holds this reader's decompressed data blocks
+	// under (FileID, block offset). FileID must be unique among the tables
+	// sharing the cache.
+	Cache  *cache.Cache
+	FileID uint64
+	// Stats, when not nil, counts data block reads and cache lookups.
+	Stats *ReadStats
+
+	// skipChecksums is for fuzzing only: it lets crafted blocks reach the
+	// decoders behind the checksum, as a hostile file with valid checksums
+	// would.
+	skipChecksums bool
+}
+
+// Reader reads a table. It holds the table's index block and filter in
+// memory from NewReader until Close; afterwards it reads only data blocks,
+// one ReadAt per block. A Reader is safe for concurrent use, except that
+// Close must come after every other call and after every Iterator of it is
+// closed.
+type Reader struct {
+	f     io.ReaderAt
+	size  int64
+	opts  ReaderOptions
+	props *Properties
+
+	index      []byte
+	filterData []byte
+	policy     filter.Policy // nil: no usable filter
+
+	dataEnd uint64 // data blocks lie in [0, dataEnd)
+	closed  bool
+}
+
+// errClosed is returned by calls on a closed Reader.
+var errClosed = errors.New("sstable: reader is closed")
+
+// NewReader opens the table held in f, which has the given size. It reads
+// and verifies the footer, metaindex, properties, index and (when its policy
+// is known) filter blocks. Damaged bytes give an error wrapping
+// base.ErrCorruption. The caller keeps ownership of f.
+func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
+	if size < FooterLen {
+		return nil, base.CorruptionErrorf("sstable: file of %d bytes is too short for a table", size)
+	}
+	r := &Reader{f: f, size: size, opts: o}
+	fbuf := make([]byte, FooterLen)
+	if err := r.readAt(fbuf, uint64(size-FooterLen)); err != nil {
+		return nil, err
+	}
+	ft, err := decodeFooter(fbuf)
+	if err != nil {
+		return nil, err
+	}
+	footerStart := uint64(size - FooterLen)
+	if err := checkRegion(ft.index, 0, footerStart, "index"); err != nil {
+		return nil, err
+	}
+	if err := checkRegion(ft.metaindex, 0, ft.index.offset, "metaindex"); err != nil {
+		return nil, err
+	}
+	if r.index, err = r.readBlock(ft.index); err != nil {
+		return nil, err
+	}
+	metaindex, err := r.readBlock(ft.metaindex)
+	if err != nil {
+		return nil, err
+	}
+	propsHandle, filterHandle, filterName, metaStart, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
+	if err != nil {
+		return nil, err
+	}
+	r.dataEnd = metaStart
+	pblock, err := r.readBlock(propsHandle)
+	if err != nil {
+		return nil, err
+	}
+	if r.props, err = decodeProperties(pblock); err != nil {
+		return nil, err
+	}
+	if r.props.FormatVersion != ft.version {
+		return nil, base.CorruptionErrorf("sstable: properties say format version %d, footer %d", r.props.FormatVersion, ft.version)
+	}
+	if filterName != "" {
+		if p := findPolicy(o.Filters, filterName); p != nil {
+			if r.filterData, err = r.readBlock(filterHandle); err != nil {
+				return nil, err
+			}
+			r.policy = p
+		}
+	}
+	if err := r.checkIndex(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// findPolicy returns the policy of ps named name, ignoring nil and None.
+func findPolicy(ps []filter.Policy, name string) filter.Policy {
+	for _, p := range ps {
+		if p != nil && !filter.IsNone(p) && p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// parseMetaindex finds the properties and filter handles, checks that every
+// meta block lies before the metaindex, and returns the lowest offset of any
+// meta block, where the data blocks must end.
+func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt blockHandle, filterName string, metaStart uint64, err error) {
+	var it blockIter
+	if err = it.init(bytes.Compare, block); err != nil {
+		return
+	}
+	metaStart = metaindexOff
+	haveProps := false
+	for ok := it.First(); ok; ok = it.Next() {
+		name := string(it.Key())
+		isFilter := strings.HasPrefix(name, MetaFilterPrefix)
+		if name != MetaPropertiesKey && !isFilter {
+			continue // a block this version does not know
+		}
+		h, n, herr := decodeHandle(it.Value())
+		if herr != nil {
+			err = herr
+			return
+		}
+		if n != len(it.Value()) {
+			err = base.CorruptionErrorf("sstable: metaindex entry %q has trailing bytes", name)
+			return
+		}
+		if err = checkRegion(h, 0, metaindexOff, name); err != nil {
+			return
+		}
+		metaStart = min(metaStart, h.offset)
+		if isFilter {
+			if filterName != "" {
+				err = base.CorruptionErrorf("sstable: metaindex names two filters")
+				return
+			}
+			filterName = name[len(MetaFilterPrefix):]
+			if filterName == "" {
+				err = base.CorruptionErrorf("sstable: metaindex names a filter with no policy name")
+				return
+			}
+			filt = h
+		} else {
+			props = h
+			haveProps = true
+		}
+	}
+	if err = it.Error(); err != nil {
+		return
+	}
+	if !haveProps {
+		err = base.CorruptionErrorf("sstable: metaindex has no properties block")
+	}
+	return
+}
+
+// checkIndex walks the index once: separators must be internal keys in
+// strictly increasing order, and handles must be well formed, in file
+// order, not overlapping, inside the data region, and as many as the
+// properties say.
+func (r *Reader) checkIndex() error {
+	var it blockIter
+	if err := it.init(base.CompareInternal, r.index); err != nil {
+		return err
+	}
+	var prevKey []byte
+	var prevEnd, n uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < base.TrailerLen {
+			return base.CorruptionErrorf("sstable: index key %q is not an internal key", k)
+		}
+		if prevKey != nil && base.CompareInternal(prevKey, k) >= 0 {
+			return base.CorruptionErrorf("sstable: index keys out of order")
+		}
+		prevKey = append(prevKey[:0], k...)
+		h, m, err := decodeHandle(it.Value())
+		if err != nil {
+			return err
+		}
+		if m != len(it.Value()) {
+			return base.CorruptionErrorf("sstable: index entry has trailing bytes")
+		}
+		if err := checkRegion(h, prevEnd, r.dataEnd, "data"); err != nil {
+			return err
+		}
+		prevEnd = h.end()
+		n++
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if n != r.props.NumDataBlocks {
+		return base.CorruptionErrorf("sstable: index has %d data blocks, properties say %d", n, r.props.NumDataBlocks)
+	}
+	return nil
+}
+
+// readAt fills buf from offset off; a short read is corruption (the file is
+// shorter than its size said).
+func (r *Reader) readAt(buf []byte, off uint64) error {
+	n, err := r.f.ReadAt(buf, int64(off))
+	if n == len(buf) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return base.CorruptionErrorf("sstable: short read: %d of %d bytes at offset %d", n, len(buf), off)
+	}
+	return err
+}
+
+// readBlock reads the block h (already checked to lie inside the file) and
+// its trailer with one ReadAt, verifies the checksum and decompresses it.
+func (r *Reader) readBlock(h blockHandle) ([]byte, error) {
+	buf := make([]byte, h.size+BlockTrailerLen)
+	if err := r.readAt(buf, h.offset); err != nil {
+		return nil, err
+	}
+	return decodeStoredBlock(buf, h, r.opts.skipChecksums)
+}
+
+// decodeStoredBlock checks and decompresses a block read with its trailer.
+func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
+	n := len(buf) - BlockTrailerLen
+	typ := Compression(buf[n])
+	want := binary.LittleEndian.Uint32(buf[n+1:])
+	if got := checksum(buf[:n+1]); got != want && !skipChecksum {
+		return nil, base.CorruptionErrorf("sstable: block at offset %d: checksum %#08x, want %#08x", h.offset, got, want)
+	}
+	stored := buf[:n:n]
+	switch typ {
+	case NoCompression:
+		return stored, nil
+	case SnappyCompression:
+		dl, err := snappy.DecodedLen(stored)
+		if err != nil {
+			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
+		}
+		if dl > maxDecodedBlockLen || uint64(dl) > maxSnappyRatio*uint64(len(stored)) {
+			return nil, base.CorruptionErrorf("sstable: block at offset %d: %d stored bytes claim %d decoded", h.offset, len(stored), dl)
+		}
+		out, err := snappy.Decode(make([]byte, dl), stored)
+		if err != nil {
+			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
+		}
+		return out, nil
+	}
+	return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, typ)
+}
+
+// readDataBlock returns the decompressed data block h, from the cache when
+// it is there.
+func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
+	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
+		return nil, err
+	}
+	st := r.opts.Stats
+	c := r.opts.Cache
+	if c != nil {
+		if b, ok := c.Get(r.opts.FileID, h.offset); ok {
+			if st != nil {
+				st.CacheHits.Add(1)
+			}
+			return b, nil
+		}
+		if st != nil {
+			st.CacheMisses.Add(1)
+		}
+	}
+	buf := make([]byte, h.size+BlockTrailerLen)
+	if err := r.readAt(buf, h.offset); err != nil {
+		return nil, err
+	}
+	if st != nil {
+		st.DataBlocksRead.Add(1)
+		st.DataBlockBytesRead.Add(int64(len(buf)))
+	}
+	b, err := decodeStoredBlock(buf, h, r.opts.skipChecksums)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		c.Set(r.opts.FileID, h.offset, b)
+	}
+	return b, nil
+}
+
+// Properties returns the table's properties. The caller must not modify
+// them.
+func (r *Reader) Properties() *Properties { return r.props }
+
+// HasFilter reports whether the table has a filter this reader can use.
+func (r *Reader) HasFilter() bool { return r.policy != nil }
+
+// FilterPolicyName returns the name of the filter in use, "" when none.
+func (r *Reader) FilterPolicyName() string {
+	if r.policy == nil {
+		return ""
+	}
+	return r.policy.Name()
+}
+
+// FilterBytes returns the bytes of filter held in memory.
+func (r *Reader) FilterBytes() int { return len(r.filterData) }
+
+// IndexBytes returns the bytes of index block held in memory.
+func (r *Reader) IndexBytes() int { return len(r.index) }
+
+// MayContain asks the table's filter whether user key ukey may be in the
+// table. It is true when the table has no usable filter. It reads nothing.
+func (r *Reader) MayContain(ukey []byte) bool {
+	if r.policy == nil {
+		return true
+	}
+	return r.policy.MayContain(r.filterData, ukey)
+}
+
+// Find returns the first entry whose internal key is >= ikey, moving on to
+// the next data block when the block that may hold it has none; ok is false
+// past the end of the table. It does not consult the filter, and in the
+// common case reads one data block. The returned slices stay valid and
+// unchanged after later calls and must not be modified.
+func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
+	if r.closed {
+		return nil, nil, false, errClosed
+	}
+	var idx blockIter
+	if err := idx.init(base.CompareInternal, r.index); err != nil {
+		return nil, nil, false, err
+	}
+	var data blockIter
+	for valid := idx.SeekGE(ikey); valid; valid = idx.Next() {
+		h, _, err := decodeHandle(idx.Value())
+		if err != nil {
+			return nil, nil, false, err
+		}
+		b, err := r.readDataBlock(h)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if err := data.init(base.CompareInternal, b); err != nil {
+			return nil, nil, false, err
+		}
+		if data.SeekGE(ikey) {
+			// data.Key either aliases the immutable block or is data's
+			// own buffer, which no later call touches.
+			return data.Key(), data.Value(), true, nil
+		}
+		if err := data.Error(); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return nil, nil, false, idx.Error()
+}
+
+// NewIterator returns an iterator over the whole table. It reads data
+// blocks lazily, through the block cache.
+func (r *Reader) NewIterator() *Iterator {
+	it := &Iterator{r: r}
+	if r.closed {
+		it.err = errClosed
+		return it
+	}
+	if err := it.index.init(base.CompareInternal, r.index); err != nil {
+		it.err = err
+	}
+	return it
+}
+
+// VerifyChecksums reads every block of the table from the file (bypassing
+// the cache) and verifies its checksum, and checks that the data blocks
+// decode into strictly increasing internal keys that agree with the index.
+func (r *Reader) VerifyChecksums() error {
+	if r.closed {
+		return errClosed
+	}
+	fbuf := make([]byte, FooterLen)
+	if err := r.readAt(fbuf, uint64(r.size-FooterLen)); err != nil {
+		return err
+	}
+	ft, err := decodeFooter(fbuf)
+	if err != nil {
+		return err
+	}
+	if err := checkRegion(ft.index, 0, uint64(r.size-FooterLen), "index"); err != nil {
+		return err
+	}
+	if err := checkRegion(ft.metaindex, 0, ft.index.offset, "metaindex"); err != nil {
+		return err
+	}
+	if _, err := r.readBlock(ft.index); err != nil {
+		return err
+	}
+	metaindex, err := r.readBlock(ft.metaindex)
+	if err != nil {
+		return err
+	}
+	var mi blockIter
+	if err := mi.init(bytes.Compare, metaindex); err != nil {
+		return err
+	}
+	for ok := mi.First(); ok; ok = mi.Next() {
+		h, _, err := decodeHandle(mi.Value())
+		if err != nil {
+			return err
+		}
+		if err := checkRegion(h, 0, ft.metaindex.offset, "meta"); err != nil {
+			return err
+		}
+		if _, err := r.readBlock(h); err != nil {
+			return err
+		}
+	}
+	if err := mi.Error(); err != nil {
+		return err
+	}
+
+	var idx, data blockIter
+	if err := idx.init(base.CompareInternal, r.index); err != nil {
+		return err
+	}
+	var prev []byte
+	var n uint64
+	for ok := idx.First(); ok; ok = idx.Next() {
+		h, _, err := decodeHandle(idx.Value())
+		if err != nil {
+			return err
+		}
+		if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
+			return err
+		}
+		b, err := r.readBlock(h)
+		if err != nil {
+			return err
+		}
+		if err := data.init(base.CompareInternal, b); err != nil {
+			return err
+		}
+		empty := true
+		for ok := data.First(); ok; ok = data.Next() {
+			empty = false
+			k := data.Key()
+			if _, _, _, ok := base.ParseInternalKey(k); !ok {
+				return base.CorruptionErrorf("sstable: block at offset %d holds malformed key %q", h.offset, k)
+			}
+			if prev != nil && base.CompareInternal(prev, k) >= 0 {
+				return base.CorruptionErrorf("sstable: block at offset %d: keys out of order", h.offset)
+			}
+			if base.CompareInternal(k, idx.Key()) > 0 {
+				return base.CorruptionErrorf("sstable: block at offset %d: key past its index separator", h.offset)
+			}
+			prev = append(prev[:0], k...)
+			n++
+		}
+		if err := data.Error(); err != nil {
+			return err
+		}
+		if empty {
+			return base.CorruptionErrorf("sstable: empty data block at offset %d", h.offset)
+		}
+	}
+	if err := idx.Error(); err != nil {
+		return err
+	}
+	if n != r.props.NumEntries {
+		return base.CorruptionErrorf("sstable: %d entries, properties say %d", n, r.props.NumEntries)
+	}
+	return nil
+}
+
+// Close releases the reader. It does not close the file, which the caller
+// owns. The reader's blocks stay in the block cache; call
+// cache.EvictFile when the file is deleted. Closing twice is a no-op.
+func (r *Reader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.index = nil
+	r.filterData = nil
+	r.policy = nil
+	return nil
+}
