@@ -1,0 +1,200 @@
+package compaction
+
+import (
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// MergingIterator merges several InternalIterators into one sorted stream
+// (base.CompareInternal), in both directions. Its children must not hold
+// the same internal key twice (sequence numbers are unique across a store),
+// which lets a direction change re-seek the other children exactly.
+type MergingIterator struct {
+	iters []base.InternalIterator
+	heap  []int // indexes into iters of the valid children, as a heap
+	dir   int   // +1 forward (min-heap), -1 reverse (max-heap)
+	err   error
+}
+
+var _ base.InternalIterator = (*MergingIterator)(nil)
+
+// NewMergingIterator returns an iterator over the union of iters. It takes
+// ownership of them: Close closes every child.
+func NewMergingIterator(iters ...base.InternalIterator) *MergingIterator {
+	return &MergingIterator{iters: iters, heap: make([]int, 0, len(iters)), dir: 1}
+}
+
+func (m *MergingIterator) less(a, b int) bool {
+	c := base.CompareInternal(m.iters[m.heap[a]].Key(), m.iters[m.heap[b]].Key())
+	if m.dir < 0 {
+		return c > 0
+	}
+	return c < 0
+}
+
+func (m *MergingIterator) swap(a, b int) { m.heap[a], m.heap[b] = m.heap[b], m.heap[a] }
+
+func (m *MergingIterator) down(i int) {
+	n := len(m.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && m.less(r, l) {
+			j = r
+		}
+		if !m.less(j, i) {
+			return
+		}
+		m.swap(i, j)
+		i = j
+	}
+}
+
+// rebuild collects the valid children into the heap and heapifies it. It
+// records the first child error.
+func (m *MergingIterator) rebuild() bool {
+	m.heap = m.heap[:0]
+	for i, it := range m.iters {
+		if it.Valid() {
+			m.heap = append(m.heap, i)
+		} else if err := it.Error(); err != nil && m.err == nil {
+			m.err = err
+		}
+	}
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return m.Valid()
+}
+
+// fixTop restores the heap after the top child moved.
+func (m *MergingIterator) fixTop() bool {
+	top := m.iters[m.heap[0]]
+	if !top.Valid() {
+		if err := top.Error(); err != nil && m.err == nil {
+			m.err = err
+		}
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap = m.heap[:last]
+	}
+	if len(m.heap) > 0 {
+		m.down(0)
+	}
+	return m.Valid()
+}
+
+// First implements base.InternalIterator.
+func (m *MergingIterator) First() bool {
+	m.err = nil
+	m.dir = 1
+	for _, it := range m.iters {
+		it.First()
+	}
+	return m.rebuild()
+}
+
+// Last implements base.InternalIterator.
+func (m *MergingIterator) Last() bool {
+	m.err = nil
+	m.dir = -1
+	for _, it := range m.iters {
+		it.Last()
+	}
+	return m.rebuild()
+}
+
+// SeekGE implements base.InternalIterator.
+func (m *MergingIterator) SeekGE(ikey []byte) bool {
+	m.err = nil
+	m.dir = 1
+	for _, it := range m.iters {
+		it.SeekGE(ikey)
+	}
+	return m.rebuild()
+}
+
+// SeekLT implements base.InternalIterator.
+func (m *MergingIterator) SeekLT(ikey []byte) bool {
+	m.err = nil
+	m.dir = -1
+	for _, it := range m.iters {
+		it.SeekLT(ikey)
+	}
+	return m.rebuild()
+}
+
+// Next implements base.InternalIterator.
+func (m *MergingIterator) Next() bool {
+	if !m.Valid() {
+		return false
+	}
+	if m.dir < 0 {
+		// Turn around: every other child must be positioned at the first
+		// key after the current one.
+		cur := m.heap[0]
+		key := append([]byte(nil), m.iters[cur].Key()...)
+		for i, it := range m.iters {
+			if i == cur {
+				continue
+			}
+			if it.SeekGE(key) && base.CompareInternal(it.Key(), key) == 0 {
+				it.Next()
+			}
+		}
+		m.iters[cur].Next()
+		m.dir = 1
+		return m.rebuild()
+	}
+	m.iters[m.heap[0]].Next()
+	return m.fixTop()
+}
+
+// Prev implements base.InternalIterator.
+func (m *MergingIterator) Prev() bool {
+	if !m.Valid() {
+		return false
+	}
+	if m.dir > 0 {
+		cur := m.heap[0]
+		key := append([]byte(nil), m.iters[cur].Key()...)
+		for i, it := range m.iters {
+			if i == cur {
+				continue
+			}
+			it.SeekLT(key)
+		}
+		m.iters[cur].Prev()
+		m.dir = -1
+		return m.rebuild()
+	}
+	m.iters[m.heap[0]].Prev()
+	return m.fixTop()
+}
+
+// Valid implements base.InternalIterator. A child error ends iteration.
+func (m *MergingIterator) Valid() bool { return m.err == nil && len(m.heap) > 0 }
+
+// Key implements base.InternalIterator.
+func (m *MergingIterator) Key() []byte { return m.iters[m.heap[0]].Key() }
+
+// Value implements base.InternalIterator.
+func (m *MergingIterator) Value() []byte { return m.iters[m.heap[0]].Value() }
+
+// Error implements base.InternalIterator.
+func (m *MergingIterator) Error() error { return m.err }
+
+// Close implements base.InternalIterator: it closes every child and
+// returns the first error met.
+func (m *MergingIterator) Close() error {
+	err := m.err
+	for _, it := range m.iters {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}
+	m.iters, m.heap = nil, nil
+	return err
+}

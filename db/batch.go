@@ -1,0 +1,146 @@
+package db
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// batchHeaderLen is the size of a batch's header: an 8-byte sequence number
+// and a 4-byte count, both little endian.
+const batchHeaderLen = 12
+
+// Batch is an ordered set of writes applied atomically by DB.Write: after a
+// crash either all of a batch is there or none of it. The zero value is an
+// empty batch ready to use. A Batch is not safe for concurrent use.
+//
+// Its encoding is also the WAL record: a 12-byte header (sequence number,
+// count) then, per write, a kind byte, the varint-prefixed key and, for
+// puts, the varint-prefixed value.
+type Batch struct {
+	rep []byte
+}
+
+func (b *Batch) init() {
+	if len(b.rep) < batchHeaderLen {
+		b.rep = make([]byte, batchHeaderLen, 256)
+	}
+}
+
+// Put adds a write of key=value to the batch. The batch copies both.
+func (b *Batch) Put(key, value []byte) {
+	b.init()
+	b.setCount(b.Count() + 1)
+	b.rep = append(b.rep, byte(base.KindSet))
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
+	b.rep = append(b.rep, key...)
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(value)))
+	b.rep = append(b.rep, value...)
+}
+
+// Delete adds a deletion of key to the batch. The batch copies key.
+func (b *Batch) Delete(key []byte) {
+	b.init()
+	b.setCount(b.Count() + 1)
+	b.rep = append(b.rep, byte(base.KindDelete))
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
+	b.rep = append(b.rep, key...)
+}
+
+// Count returns the number of writes in the batch.
+func (b *Batch) Count() int {
+	if len(b.rep) < batchHeaderLen {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint32(b.rep[8:12]))
+}
+
+// Len returns the size of the batch's encoding in bytes.
+func (b *Batch) Len() int { return len(b.rep) }
+
+// Reset empties the batch, keeping its memory for reuse.
+func (b *Batch) Reset() {
+	if len(b.rep) >= batchHeaderLen {
+		b.rep = b.rep[:batchHeaderLen]
+		clear(b.rep)
+	}
+}
+
+func (b *Batch) setCount(n int) { binary.LittleEndian.PutUint32(b.rep[8:12], uint32(n)) }
+
+func (b *Batch) seq() uint64 { return binary.LittleEndian.Uint64(b.rep[:8]) }
+
+func (b *Batch) setSeq(seq uint64) { binary.LittleEndian.PutUint64(b.rep[:8], seq) }
+
+// appendBatch appends the writes of src to b (used by group commit).
+func (b *Batch) appendBatch(src *Batch) {
+	b.init()
+	if src.Count() == 0 {
+		return
+	}
+	b.setCount(b.Count() + src.Count())
+	b.rep = append(b.rep, src.rep[batchHeaderLen:]...)
+}
+
+// batchOp is one decoded write of a batch.
+type batchOp struct {
+	kind       base.Kind
+	key, value []byte
+}
+
+// forEachBatchOp decodes a batch encoding, validating every length against
+// the bytes present, and calls fn for each write in order. A malformed
+// encoding (including a count that does not match the records) is an error
+// wrapping ErrCorruption; fn has then possibly been called for a prefix, so
+// callers that must not half-apply a batch validate first with fn == nil.
+func forEachBatchOp(rep []byte, fn func(op batchOp) error) error {
+	if len(rep) < batchHeaderLen {
+		return base.CorruptionErrorf("batch of %d bytes is shorter than its header", len(rep))
+	}
+	want := int(binary.LittleEndian.Uint32(rep[8:12]))
+	p := rep[batchHeaderLen:]
+	n := 0
+	for len(p) > 0 {
+		kind := base.Kind(p[0])
+		p = p[1:]
+		if kind > base.KindMax {
+			return base.CorruptionErrorf("batch record %d has unknown kind %d", n, kind)
+		}
+		key, rest, err := readLengthPrefixed(p)
+		if err != nil {
+			return fmt.Errorf("batch record %d key: %w", n, err)
+		}
+		p = rest
+		var value []byte
+		if kind == base.KindSet {
+			value, rest, err = readLengthPrefixed(p)
+			if err != nil {
+				return fmt.Errorf("batch record %d value: %w", n, err)
+			}
+			p = rest
+		}
+		if fn != nil {
+			if err := fn(batchOp{kind, key, value}); err != nil {
+				return err
+			}
+		}
+		n++
+	}
+	if n != want {
+		return base.CorruptionErrorf("batch header says %d records, found %d", want, n)
+	}
+	return nil
+}
+
+func readLengthPrefixed(p []byte) (field, rest []byte, err error) {
+	l, n := binary.Uvarint(p)
+	if n <= 0 {
+		return nil, nil, base.CorruptionErrorf("bad varint length")
+	}
+	p = p[n:]
+	if l > uint64(len(p)) {
+		return nil, nil, base.CorruptionErrorf("length %d runs past the %d bytes left", l, len(p))
+	}
+	return p[:l:l], p[l:], nil
+}

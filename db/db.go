@@ -1,0 +1,586 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// DB is an open store. Create one with Open and release it with Close.
+type DB struct {
+	dirname string
+	opts    *resolved
+	fs      vfs.FS
+	lock    io.Closer
+	events  *eventLog
+	cache   *cache.Cache
+	tables  *tableCache
+	stats   sstable.ReadStats
+	m       counters
+
+	// visibleSeq is the sequence number of the newest write that readers
+	// may see; rs is the current set of memtables and tables to read.
+	visibleSeq atomic.Uint64
+	rs         atomic.Pointer[readState]
+	closed     atomic.Bool
+	reads      atomic.Int64 // Gets and iterator steps in flight (Close waits)
+
+	// copts shape the tree; pointers are the per-level round-robin
+	// compaction cursors.
+	copts    *compaction.Options
+	pointers [NumLevels][]byte
+
+	// vmu guards versionRefs (read states per version) and zombies (tables
+	// dropped from the current version but maybe still read).
+	vmu         sync.Mutex
+	versionRefs map[*manifest.Version]int
+	zombies     map[uint64]bool
+
+	mu         sync.Mutex
+	bgCond     *sync.Cond // broadcast when a flush ends or a background error is set
+	writers    []*writer  // queue of pending writes; the head leads a group
+	mem        *memtable.MemTable
+	imm        *memtable.MemTable // frozen memtable being flushed, or nil
+	immLog     uint64             // log number that holds imm's writes
+	logNum     uint64
+	logFile    vfs.File
+	log        *wal.Writer
+	vs         *versionSet
+	seq        uint64 // last sequence number assigned
+	snaps      snapshotList
+	bgErr      error // sticky: a failed WAL write, sync or flush
+	flushing   bool
+	compacting bool // a compaction (background or manual) runs
+	manual     int  // CompactRange calls waiting or running
+	isClosed   bool
+	bgDone     chan struct{}
+}
+
+// writer is one Write waiting in the group-commit queue.
+type writer struct {
+	batch *Batch // nil: a request to freeze the memtable (Flush)
+	sync  bool
+	done  bool
+	err   error
+	cond  sync.Cond
+}
+
+// Open opens the store in dirname, creating it unless
+// Options.ErrorIfMissing is set. It replays the write-ahead logs left by a
+// previous process, so every write that returned is there (those with
+// Sync, even after a machine crash). A directory that another DB holds
+// open fails with ErrLocked; a damaged CURRENT or MANIFEST fails with
+// ErrCorruption and changes nothing.
+func Open(dirname string, opts *Options) (*DB, error) {
+	o, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{
+		dirname: dirname,
+		opts:    o,
+		fs:      o.FS,
+		bgDone:  make(chan struct{}),
+
+		versionRefs: map[*manifest.Version]int{},
+		zombies:     map[uint64]bool{},
+	}
+	d.copts = d.compactionOptions()
+	d.bgCond = sync.NewCond(&d.mu)
+	d.snaps.init()
+	if !o.DisableBlockCache {
+		d.cache = cache.New(o.BlockCacheSize)
+	}
+	if err := d.open(); err != nil {
+		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
+	}
+	return d, nil
+}
+
+func (d *DB) knownFilters() []filter.Policy {
+	fs := []filter.Policy{filter.NewBloomPolicy(DefaultBloomBitsPerKey), filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey)}
+	if d.opts.filterPolicy != nil {
+		fs = append([]filter.Policy{d.opts.filterPolicy}, fs...)
+	}
+	return fs
+}
+
+func (d *DB) writerOptions(level int) sstable.WriterOptions {
+	return sstable.WriterOptions{
+		BlockSize:            d.opts.BlockSize,
+		BlockRestartInterval: d.opts.BlockRestartInterval,
+		FilterPolicy:         d.filterPolicyForLevel(level),
+		DisableCompression:   d.opts.DisableCompression,
+	}
+}
+
+// Put sets key to value. The DB copies both.
+func (d *DB) Put(key, value []byte, wo *WriteOptions) error {
+	var b Batch
+	b.rep = make([]byte, batchHeaderLen, batchHeaderLen+len(key)+len(value)+12)
+	b.Put(key, value)
+	return d.Write(&b, wo)
+}
+
+// Delete removes key. Deleting a missing key is not an error.
+func (d *DB) Delete(key []byte, wo *WriteOptions) error {
+	var b Batch
+	b.rep = make([]byte, batchHeaderLen, batchHeaderLen+len(key)+6)
+	b.Delete(key)
+	return d.Write(&b, wo)
+}
+
+// Write applies a batch atomically: readers and recovery see all of it or
+// none of it. Concurrent writes are grouped into one WAL append and at most
+// one fsync. The batch may be reused once Write returns.
+func (d *DB) Write(b *Batch, wo *WriteOptions) error {
+	if b == nil || b.Count() == 0 {
+		if d.closed.Load() {
+			return ErrClosed
+		}
+		return nil
+	}
+	return d.write(b, wo != nil && wo.Sync)
+}
+
+// maxGroupBytes bounds a write group; a small leading batch only waits for
+// small followers so its latency stays low (LevelDB's rule).
+const maxGroupBytes = 1 << 20
+
+func (d *DB) write(b *Batch, sync bool) error {
+	w := &writer{batch: b, sync: sync}
+	w.cond.L = &d.mu
+	d.mu.Lock()
+	if d.isClosed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.writers = append(d.writers, w)
+	for !w.done && d.writers[0] != w {
+		w.cond.Wait()
+	}
+	if w.done {
+		d.mu.Unlock()
+		return w.err
+	}
+
+	// This writer leads a group.
+	err := d.makeRoomForWriteLocked(b == nil)
+	last := 0
+	if err == nil && b != nil {
+		var group *Batch
+		group, last = d.buildGroupLocked()
+		seq := d.seq + 1
+		group.setSeq(seq)
+		d.seq += uint64(group.Count())
+		mem, log, logFile := d.mem, d.log, d.logFile
+		syncNeeded := w.sync
+
+		// The WAL append, fsync and memtable insert run without d.mu, so
+		// readers and the next writers can queue; only the leader touches
+		// the log and the memtable.
+		d.mu.Unlock()
+		start := time.Now()
+		err = log.AddRecord(group.rep)
+		if err == nil && syncNeeded {
+			err = logFile.Sync()
+			d.m.walSyncs.Add(1)
+		}
+		if err == nil {
+			d.m.walBytes.Add(int64(len(group.rep)))
+			insertBatch(mem, group)
+		}
+		d.m.writeNanos.Add(int64(time.Since(start)))
+		d.mu.Lock()
+		if err != nil {
+			err = fmt.Errorf("bloomkv: write-ahead log: %w", err)
+			d.setBGErrorLocked(err)
+		} else {
+			d.visibleSeq.Store(d.seq)
+		}
+	}
+
+	// Wake the members of the group and the next leader.
+	for i := 0; i <= last; i++ {
+		g := d.writers[0]
+		d.writers = d.writers[1:]
+		if g != w {
+			g.err, g.done = err, true
+			g.cond.Signal()
+		}
+	}
+	if len(d.writers) > 0 {
+		d.writers[0].cond.Signal()
+	} else {
+		d.bgCond.Broadcast() // Close waits for the queue to drain
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// buildGroupLocked merges the batches at the head of the queue into one.
+// It returns the group and the index of its last writer. A sync write does
+// not join a group led by a non-sync write, and a Flush request ends a group.
+func (d *DB) buildGroupLocked() (*Batch, int) {
+	first := d.writers[0]
+	limit := maxGroupBytes
+	if first.batch.Len() <= 128<<10 {
+		limit = first.batch.Len() + 128<<10
+	}
+	size := first.batch.Len()
+	last := 0
+	for i := 1; i < len(d.writers); i++ {
+		w := d.writers[i]
+		if w.batch == nil || (w.sync && !first.sync) {
+			break
+		}
+		size += w.batch.Len() - batchHeaderLen
+		if size > limit {
+			break
+		}
+		last = i
+	}
+	if last == 0 {
+		return first.batch, 0
+	}
+	group := &Batch{rep: make([]byte, 0, size)}
+	group.rep = append(group.rep, first.batch.rep...)
+	for i := 1; i <= last; i++ {
+		group.appendBatch(d.writers[i].batch)
+	}
+	return group, last
+}
+
+// insertBatch applies a validated batch to a memtable.
+func insertBatch(mem *memtable.MemTable, b *Batch) {
+	seq := b.seq()
+	_ = forEachBatchOp(b.rep, func(op batchOp) error {
+		mem.Add(seq, op.kind, op.key, op.value)
+		seq++
+		return nil
+	})
+}
+
+// makeRoomForWriteLocked freezes the memtable when it is full (or when
+// force is set and it holds anything), waiting while an earlier frozen
+// memtable is still being flushed.
+func (d *DB) makeRoomForWriteLocked(force bool) error {
+	allowDelay := !force
+	for {
+		l0 := d.vs.current.NumFiles(0)
+		switch {
+		case d.bgErr != nil:
+			return d.bgErr
+		case d.isClosed:
+			return ErrClosed
+		case allowDelay && l0 >= d.opts.L0SlowdownWritesTrigger:
+			// Level 0 is filling faster than compaction drains it: give
+			// each write a 1 ms delay once, so compaction catches up
+			// instead of writes stopping all at once later.
+			allowDelay = false
+			d.m.writeSlowdowns.Add(1)
+			d.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			d.mu.Lock()
+			continue
+		case !force && d.mem.ApproximateMemoryUsage() < d.opts.WriteBufferSize:
+			return nil
+		case force && d.mem.Empty():
+			return nil
+		case d.imm != nil:
+			d.m.writeStalls.Add(1)
+			d.bgCond.Wait()
+			continue
+		case l0 >= d.opts.L0StopWritesTrigger && !d.opts.DisableAutomaticCompactions:
+			d.m.writeStalls.Add(1)
+			d.maybeScheduleCompactionLocked()
+			d.bgCond.Wait()
+			continue
+		}
+		// Switch to a new log and memtable; flush the old one.
+		num := d.vs.newFileNum()
+		f, err := d.fs.Create(logFileName(d.dirname, num))
+		if err != nil {
+			err = fmt.Errorf("bloomkv: create log: %w", err)
+			d.setBGErrorLocked(err)
+			return err
+		}
+		if err := d.logFile.Close(); err != nil {
+			d.events.warn("closing log failed", "log", d.logNum, "err", err)
+		}
+		d.imm, d.immLog = d.mem, d.logNum
+		d.logNum, d.logFile, d.log = num, f, wal.NewWriter(f)
+		d.mem = memtable.New()
+		d.publishLocked()
+		d.maybeScheduleFlushLocked()
+		return nil
+	}
+}
+
+func (d *DB) setBGErrorLocked(err error) {
+	if d.bgErr == nil {
+		d.bgErr = err
+		d.events.error("background error; writes are refused from now on", "err", err)
+	}
+	d.bgCond.Broadcast()
+}
+
+func (d *DB) maybeScheduleFlushLocked() {
+	if d.flushing || d.imm == nil || d.bgErr != nil {
+		return
+	}
+	d.flushing = true
+	go d.flushLoop()
+}
+
+// flushLoop writes frozen memtables to level-0 tables until none is left.
+func (d *DB) flushLoop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.imm != nil && d.bgErr == nil {
+		imm, immLog := d.imm, d.immLog
+		d.mu.Unlock()
+		meta, err := d.writeLevel0Table(imm)
+		d.mu.Lock()
+		if err == nil {
+			edit := &manifest.VersionEdit{}
+			edit.LogNumber, edit.HasLogNumber = d.logNum, true
+			edit.LastSequence, edit.HasLastSequence = d.seq, true
+			if meta != nil {
+				edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: 0, Meta: meta})
+			}
+			err = d.vs.logAndApply(edit)
+		}
+		if err != nil {
+			if meta != nil {
+				d.tables.evict(meta.FileNum)
+				_ = d.fs.Remove(tableFileName(d.dirname, meta.FileNum))
+			}
+			d.setBGErrorLocked(fmt.Errorf("bloomkv: flush: %w", err))
+			break
+		}
+		d.imm = nil
+		d.publishLocked()
+		d.m.flushes.Add(1)
+		if meta != nil {
+			d.m.flushBytes.Add(int64(meta.Size))
+		}
+		d.deleteObsoleteLogsLocked(immLog)
+		d.maybeScheduleCompactionLocked()
+		d.bgCond.Broadcast()
+	}
+	d.flushing = false
+	d.bgCond.Broadcast()
+}
+
+// deleteObsoleteLogsLocked removes logs up to and including upTo, whose
+// writes are now in tables recorded by the MANIFEST.
+func (d *DB) deleteObsoleteLogsLocked(upTo uint64) {
+	names, err := d.fs.List(d.dirname)
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && num <= upTo && num < d.logNum {
+			if err := d.fs.Remove(vfs.Join(d.dirname, name)); err != nil {
+				d.events.warn("removing obsolete log failed", "file", name, "err", err)
+			}
+		}
+	}
+}
+
+// writeLevel0Table writes a memtable to a new table and returns its
+// metadata, or nil for an empty memtable.
+func (d *DB) writeLevel0Table(mem *memtable.MemTable) (*manifest.FileMetadata, error) {
+	if mem.Empty() {
+		return nil, nil
+	}
+	start := time.Now()
+	d.mu.Lock()
+	num := d.vs.newFileNum()
+	d.mu.Unlock()
+	meta, err := d.writeTable(num, 0, mem.NewIterator())
+	if err != nil {
+		return nil, err
+	}
+	d.events.info("flushed memtable", "table", num, "entries", mem.Len(), "bytes", meta.Size, "duration", time.Since(start).String())
+	return meta, nil
+}
+
+// Get returns a copy of the value of key, or an error wrapping ErrNotFound.
+func (d *DB) Get(key []byte, ro *ReadOptions) ([]byte, error) {
+	d.reads.Add(1)
+	defer d.reads.Add(-1)
+	if d.closed.Load() {
+		return nil, ErrClosed
+	}
+	seq := d.visibleSeq.Load()
+	if ro != nil && ro.Snapshot != nil {
+		if ro.Snapshot.db != d {
+			return nil, errors.New("bloomkv: snapshot belongs to another DB")
+		}
+		seq = ro.Snapshot.seq
+	}
+	rs := d.loadReadState()
+	v, err := d.get(rs, key, seq)
+	rs.unref()
+	return v, err
+}
+
+func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
+	d.m.gets.Add(1)
+	if v, kind, ok := rs.mem.Get(key, seq); ok {
+		return found(v, kind)
+	}
+	if rs.imm != nil {
+		if v, kind, ok := rs.imm.Get(key, seq); ok {
+			return found(v, kind)
+		}
+	}
+	var buf [64]byte
+	seek := base.AppendInternalKey(buf[:0], key, seq, base.KindSeek)
+	for level := 0; level < manifest.NumLevels; level++ {
+		files := rs.v.Files[level]
+		if level > 0 {
+			f := rs.v.FindFile(level, key)
+			if f == nil {
+				continue
+			}
+			files = []*manifest.FileMetadata{f}
+		}
+		for _, f := range files {
+			if bytes.Compare(key, base.UserKey(f.Smallest)) < 0 || bytes.Compare(key, base.UserKey(f.Largest)) > 0 {
+				continue
+			}
+			v, kind, ok, err := d.getFromTable(level, f, key, seek)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return found(v, kind)
+			}
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// getFromTable asks the table's filter, then (on "may contain") its index
+// and one data block. ok reports whether the table holds a visible entry.
+func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key, seek []byte) (value []byte, kind base.Kind, ok bool, err error) {
+	r, err := d.tables.get(f)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	lm := &d.m.levels[level]
+	if r.HasFilter() {
+		lm.filterChecks.Add(1)
+		if !r.MayContain(key) {
+			lm.filterUseful.Add(1)
+			return nil, 0, false, nil
+		}
+		lm.filterPositives.Add(1)
+	}
+	k, v, ok, err := r.Find(seek)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("bloomkv: table %06d: %w", f.FileNum, err)
+	}
+	if !ok {
+		return nil, 0, false, nil
+	}
+	ukey, _, kind, valid := base.ParseInternalKey(k)
+	if !valid {
+		return nil, 0, false, base.CorruptionErrorf("table %06d: malformed internal key", f.FileNum)
+	}
+	if !bytes.Equal(ukey, key) {
+		return nil, 0, false, nil
+	}
+	if r.HasFilter() {
+		lm.filterTruePositives.Add(1)
+	}
+	return v, kind, true, nil
+}
+
+func found(v []byte, kind base.Kind) ([]byte, error) {
+	if kind == base.KindDelete {
+		return nil, ErrNotFound
+	}
+	return append(make([]byte, 0, len(v)), v...), nil
+}
+
+// Flush freezes the memtable and waits until it is written to a level-0
+// table. It returns at once when the memtable is empty.
+func (d *DB) Flush() error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	// A nil batch in the queue asks the leader to freeze the memtable.
+	if err := d.write(nil, false); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.imm != nil && d.bgErr == nil {
+		d.bgCond.Wait()
+	}
+	return d.bgErr
+}
+
+// Close flushes nothing (the WAL holds the memtable's writes), syncs the
+// WAL, waits for a running flush, and releases every file and the LOCK.
+// Every later call on the DB returns ErrClosed. Iterators should be closed
+// first; their later calls report ErrClosed.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.isClosed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.isClosed = true
+	d.closed.Store(true)
+	for len(d.writers) > 0 || d.flushing || d.compacting || d.manual > 0 {
+		d.bgCond.Wait()
+	}
+	var err error
+	if d.logFile != nil {
+		if d.bgErr == nil {
+			err = d.logFile.Sync()
+		}
+		if cerr := d.logFile.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := d.vs.close(); err == nil {
+		err = cerr
+	}
+	d.mu.Unlock()
+
+	// Let in-flight reads finish before their files close.
+	for d.reads.Load() > 0 {
+		time.Sleep(50 * time.Microsecond)
+	}
+	if cerr := d.tables.close(); err == nil {
+		err = cerr
+	}
+	d.events.info("closed")
+	if cerr := d.events.close(); err == nil {
+		err = cerr
+	}
+	if cerr := d.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

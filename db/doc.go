@@ -1,0 +1,19 @@
+// Package db is bloomkv's public face: an embeddable, LSM-style key-value
+// store whose read path asks a per-table filter before touching any block.
+//
+// Writes go to a write-ahead log and a memtable (group commit: concurrent
+// writers share one WAL append and at most one fsync). A full memtable is
+// frozen and flushed in the background to a level-0 table. Every table
+// carries a filter block built by Options.FilterPolicy (a Bloom filter of 10
+// bits per key by default) that is held in memory while the table is open.
+//
+// Get looks in the memtable, then the frozen memtable, then the tables from
+// newest to oldest; for each table whose key range holds the key it asks
+// the filter first, and only on a "may contain" reads the index (resident)
+// and one data block (block cache, then file). Metrics reports every step.
+//
+// A DB is safe for concurrent use by many goroutines. Keys and values are
+// arbitrary byte strings (empty keys and zero bytes included). Errors are
+// checked with errors.Is against ErrNotFound, ErrClosed, ErrCorruption,
+// ErrInvalidOptions, ErrLocked, ErrDBExists and ErrDBMissing.
+package db

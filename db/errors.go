@@ -1,0 +1,31 @@
+package db
+
+import (
+	"errors"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Errors returned by the DB. Check them with errors.Is: the errors returned
+// carry context (file names, offsets) and wrap these sentinels.
+var (
+	// ErrNotFound is returned by Get when the key has no live value.
+	ErrNotFound = errors.New("bloomkv: not found")
+	// ErrClosed is returned by every call on a DB (or an iterator or
+	// snapshot of it) after Close.
+	ErrClosed = errors.New("bloomkv: closed")
+	// ErrCorruption is wrapped by every error that reports damaged bytes in
+	// a table, log or MANIFEST (bad checksum, impossible length, bad format).
+	ErrCorruption = base.ErrCorruption
+	// ErrInvalidOptions is wrapped by Open when an option is out of range.
+	ErrInvalidOptions = errors.New("bloomkv: invalid options")
+	// ErrLocked is wrapped by Open when another DB (in this process or
+	// another) holds the directory's LOCK.
+	ErrLocked = errors.New("bloomkv: database is locked by another user")
+	// ErrDBExists is wrapped by Open when Options.ErrorIfExists is set and
+	// the directory already holds a store.
+	ErrDBExists = errors.New("bloomkv: database already exists")
+	// ErrDBMissing is wrapped by Open when Options.ErrorIfMissing is set and
+	// the directory holds no store.
+	ErrDBMissing = errors.New("bloomkv: database does not exist")
+)

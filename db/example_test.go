@@ -1,0 +1,266 @@
+package db_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// tempDir returns a fresh directory for an example's store and a function
+// that removes it.
+func tempDir() (string, func()) {
+	dir, err := os.MkdirTemp("", "bloomkv-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return dir, func() { os.RemoveAll(dir) }
+}
+
+// Open creates the store when the directory holds none. A directory is
+// held by one DB at a time: a second Open fails with ErrLocked until the
+// first is closed.
+func ExampleOpen() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+
+	d, err := db.Open(dir, nil) // nil Options: the defaults
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := d.Put([]byte("hello"), []byte("world"), nil); err != nil {
+		log.Fatal(err)
+	}
+	v, err := d.Get([]byte("hello"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("hello = %s\n", v)
+
+	_, err = d.Get([]byte("goodbye"), nil)
+	fmt.Println("goodbye not found:", errors.Is(err, db.ErrNotFound))
+
+	_, err = db.Open(dir, nil)
+	fmt.Println("second open locked out:", errors.Is(err, db.ErrLocked))
+
+	if err := d.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Reopened, the store has everything that was written.
+	d, err = db.Open(dir, &db.Options{ErrorIfMissing: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	v, _ = d.Get([]byte("hello"), nil)
+	fmt.Printf("after reopen hello = %s\n", v)
+	// Output:
+	// hello = world
+	// goodbye not found: true
+	// second open locked out: true
+	// after reopen hello = world
+}
+
+// A Batch applies several writes atomically: readers, and recovery after a
+// crash, see all of them or none. Writes apply in order, so a later write
+// to a key in the batch wins.
+func ExampleDB_Write() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+
+	var b db.Batch
+	b.Put([]byte("apple"), []byte("red"))
+	b.Put([]byte("banana"), []byte("yellow"))
+	b.Put([]byte("cherry"), []byte("red"))
+	b.Delete([]byte("apple"))
+	fmt.Println("writes in batch:", b.Count())
+
+	// Sync: the batch survives a machine crash once Write returns.
+	if err := d.Write(&b, &db.WriteOptions{Sync: true}); err != nil {
+		log.Fatal(err)
+	}
+	for _, k := range []string{"apple", "banana", "cherry"} {
+		v, err := d.Get([]byte(k), nil)
+		if errors.Is(err, db.ErrNotFound) {
+			fmt.Printf("%s: deleted\n", k)
+			continue
+		}
+		fmt.Printf("%s: %s\n", k, v)
+	}
+	// Output:
+	// writes in batch: 4
+	// apple: deleted
+	// banana: yellow
+	// cherry: red
+}
+
+// An Iterator walks the keys in order. Seek positions it at the first key
+// at or after its argument, so a range or a prefix is a Seek and a loop
+// that stops at the first key past the end.
+func ExampleDB_NewIterator() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"user:3", "user:1", "item:9", "user:2", "zone:1"} {
+		if err := d.Put([]byte(k), []byte("v-"+k), nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	it := d.NewIterator(nil)
+	fmt.Println("keys with prefix user:")
+	for ok := it.Seek([]byte("user:")); ok; ok = it.Next() {
+		if !bytes.HasPrefix(it.Key(), []byte("user:")) {
+			break
+		}
+		fmt.Printf("  %s = %s\n", it.Key(), it.Value())
+	}
+	fmt.Println("all keys, last first:")
+	for ok := it.Last(); ok; ok = it.Prev() {
+		fmt.Printf("  %s\n", it.Key())
+	}
+	if err := it.Error(); err != nil {
+		log.Fatal(err)
+	}
+	if err := it.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// keys with prefix user:
+	//   user:1 = v-user:1
+	//   user:2 = v-user:2
+	//   user:3 = v-user:3
+	// all keys, last first:
+	//   zone:1
+	//   user:3
+	//   user:2
+	//   user:1
+	//   item:9
+}
+
+// A Snapshot is a consistent view of the store as of one moment: reads
+// through it do not see later writes. Release it when done.
+func ExampleDB_NewSnapshot() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+
+	d.Put([]byte("balance"), []byte("100"), nil)
+	snap := d.NewSnapshot()
+	defer snap.Release()
+	d.Put([]byte("balance"), []byte("50"), nil)
+	d.Put([]byte("audit"), []byte("withdrew 50"), nil)
+
+	now, _ := d.Get([]byte("balance"), nil)
+	then, _ := d.Get([]byte("balance"), &db.ReadOptions{Snapshot: snap})
+	fmt.Printf("balance now %s, at the snapshot %s\n", now, then)
+
+	// Iterators take the snapshot too: the audit entry is not there yet.
+	it := d.NewIterator(&db.ReadOptions{Snapshot: snap})
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Printf("snapshot holds %s = %s\n", it.Key(), it.Value())
+	}
+	it.Close()
+	// Output:
+	// balance now 50, at the snapshot 100
+	// snapshot holds balance = 100
+}
+
+// Options.FilterPolicy chooses the filter every table carries. The default
+// (nil) is a Bloom filter of 10 bits per key; filter.None turns filters
+// off, so every lookup of a key within a table's range reads the table.
+// Metrics shows the difference: with a filter, lookups of absent keys are
+// answered from memory.
+func ExampleOptions_filterPolicy() {
+	for _, c := range []struct {
+		name   string
+		policy filter.Policy
+	}{
+		{"default (Bloom, 10 bits/key)", nil},
+		{"Bloom, 16 bits/key", filter.NewBloomPolicy(16)},
+		{"LevelDB-compatible Bloom", filter.NewLevelDBBloomPolicy(10)},
+		{"no filter", filter.None},
+	} {
+		dir, cleanup := tempDir()
+		d, err := db.Open(dir, &db.Options{FilterPolicy: c.policy})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for i := 0; i <= 1000; i += 2 { // even numbers only, 0 to 1000
+			d.Put([]byte(fmt.Sprintf("key%04d", i)), []byte("v"), nil)
+		}
+		if err := d.Flush(); err != nil { // write the table
+			log.Fatal(err)
+		}
+		for i := 1; i < 1000; i += 2 { // look up the odd, absent, keys
+			d.Get([]byte(fmt.Sprintf("key%04d", i)), nil)
+		}
+		m := d.Metrics()
+		fmt.Printf("%s: %d filter checks, over 95%% avoided reading the table: %v\n",
+			c.name, m.Filter.Checks, m.Filter.Useful > 475)
+		d.Close()
+		cleanup()
+	}
+	// Output:
+	// default (Bloom, 10 bits/key): 500 filter checks, over 95% avoided reading the table: true
+	// Bloom, 16 bits/key: 500 filter checks, over 95% avoided reading the table: true
+	// LevelDB-compatible Bloom: 500 filter checks, over 95% avoided reading the table: true
+	// no filter: 0 filter checks, over 95% avoided reading the table: false
+}
+
+// Metrics reports what the read path did: how often filters were asked,
+// how often they saved a read, and the false-positive rate they reached,
+// per level and in total, with file counts and sizes. Metrics.String
+// renders it all as a table.
+func ExampleDB_Metrics() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for i := 0; i <= 2000; i += 2 { // even numbers, 0 to 2000
+		d.Put([]byte(fmt.Sprintf("key%05d", i)), []byte("value"), nil)
+	}
+	d.Flush()
+	for i := 0; i < 2000; i++ { // half present, half absent, all in the table's range
+		d.Get([]byte(fmt.Sprintf("key%05d", i)), nil)
+	}
+
+	m := d.Metrics()
+	files := 0
+	for _, l := range m.Levels {
+		files += l.Files
+	}
+	fmt.Println("tables:", files)
+	fmt.Println("gets:", m.Gets)
+	fmt.Println("filter checks:", m.Filter.Checks)
+	fmt.Println("keys found (true positives):", m.Filter.TruePositives)
+	fmt.Println("absent keys let through, under 2%:", m.Filter.FalsePositiveRate() < 0.02)
+	fmt.Println("filter bytes in memory > 0:", m.FilterBytes > 0)
+	// Output:
+	// tables: 1
+	// gets: 2000
+	// filter checks: 2000
+	// keys found (true positives): 1000
+	// absent keys let through, under 2%: true
+	// filter bytes in memory > 0: true
+}

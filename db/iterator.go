@@ -1,0 +1,383 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"sort"
+
+	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// Iterator walks the live keys of a store in ascending key order (and back)
+// as of one moment: the snapshot in its ReadOptions, or the moment it was
+// made. Positioning methods return whether the iterator is at a key. Key
+// and Value are valid until the next positioning call; copy them to keep
+// them. An Iterator is not safe for concurrent use; close it when done.
+type Iterator struct {
+	d     *DB
+	iter  base.InternalIterator
+	seq   uint64
+	rs    *readState
+	dir   int // +1 forward, -1 reverse
+	valid bool
+	key   []byte
+	value []byte
+	err   error
+	done  bool
+}
+
+// NewIterator returns an iterator over the store. With a nil ReadOptions
+// (or no Snapshot) it sees the writes that had returned when it was made.
+func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
+	it := &Iterator{d: d, dir: 1}
+	if d.closed.Load() {
+		it.err = ErrClosed
+		return it
+	}
+	it.seq = d.visibleSeq.Load()
+	if ro != nil && ro.Snapshot != nil {
+		if ro.Snapshot.db != d {
+			it.err = errors.New("bloomkv: snapshot belongs to another DB")
+			return it
+		}
+		it.seq = ro.Snapshot.seq
+	}
+	it.rs = d.loadReadState()
+	iters := []base.InternalIterator{it.rs.mem.NewIterator()}
+	if it.rs.imm != nil {
+		iters = append(iters, it.rs.imm.NewIterator())
+	}
+	for level, files := range it.rs.v.Files {
+		if len(files) == 0 {
+			continue
+		}
+		if level == 0 {
+			for _, f := range files {
+				r, err := d.tables.get(f)
+				if err != nil {
+					it.err = err
+					for _, c := range iters {
+						c.Close()
+					}
+					it.rs.unref()
+					it.rs = nil
+					return it
+				}
+				iters = append(iters, r.NewIterator())
+			}
+			continue
+		}
+		iters = append(iters, &levelIter{d: d, files: files})
+	}
+	it.iter = compaction.NewMergingIterator(iters...)
+	return it
+}
+
+func (it *Iterator) enter() bool {
+	if it.err != nil || it.done {
+		it.valid = false
+		return false
+	}
+	if it.d.closed.Load() {
+		it.err, it.valid = ErrClosed, false
+		return false
+	}
+	return true
+}
+
+func (it *Iterator) checkErr() bool {
+	if err := it.iter.Error(); err != nil {
+		it.err, it.valid = err, false
+	}
+	return it.valid
+}
+
+// First moves to the first key.
+func (it *Iterator) First() bool {
+	if !it.enter() {
+		return false
+	}
+	it.d.reads.Add(1)
+	defer it.d.reads.Add(-1)
+	it.dir = 1
+	it.iter.First()
+	it.findNext(false, nil)
+	return it.checkErr()
+}
+
+// Last moves to the last key.
+func (it *Iterator) Last() bool {
+	if !it.enter() {
+		return false
+	}
+	it.d.reads.Add(1)
+	defer it.d.reads.Add(-1)
+	it.dir = -1
+	it.iter.Last()
+	it.findPrev()
+	return it.checkErr()
+}
+
+// Seek moves to the first key >= key.
+func (it *Iterator) Seek(key []byte) bool {
+	if !it.enter() {
+		return false
+	}
+	it.d.reads.Add(1)
+	defer it.d.reads.Add(-1)
+	it.dir = 1
+	it.iter.SeekGE(base.MakeSeekKey(key, it.seq))
+	it.findNext(false, nil)
+	return it.checkErr()
+}
+
+// Next moves to the next key. It returns false at the end.
+func (it *Iterator) Next() bool {
+	if !it.valid || !it.enter() {
+		return false
+	}
+	it.d.reads.Add(1)
+	defer it.d.reads.Add(-1)
+	cur := it.key
+	if it.dir < 0 {
+		// The inner iterator is before the current key's entries.
+		it.dir = 1
+		if !it.iter.Valid() {
+			it.iter.First()
+		} else {
+			it.iter.Next()
+		}
+	} else {
+		it.iter.Next()
+	}
+	it.findNext(true, cur)
+	return it.checkErr()
+}
+
+// Prev moves to the previous key. It returns false at the start.
+func (it *Iterator) Prev() bool {
+	if !it.valid || !it.enter() {
+		return false
+	}
+	it.d.reads.Add(1)
+	defer it.d.reads.Add(-1)
+	if it.dir > 0 {
+		// The inner iterator is at the current key's newest visible entry;
+		// step back past every entry of that key.
+		it.dir = -1
+		for {
+			if !it.iter.Prev() {
+				it.valid = false
+				return it.checkErr()
+			}
+			if bytes.Compare(base.UserKey(it.iter.Key()), it.key) < 0 {
+				break
+			}
+		}
+	}
+	it.findPrev()
+	return it.checkErr()
+}
+
+// findNext moves forward to the newest visible Set of a user key that is
+// not hidden by a newer tombstone; with skipping, keys <= skip are passed.
+// The key found is copied into it.key, which may alias skip: skip is only
+// read before the copy.
+func (it *Iterator) findNext(skipping bool, skip []byte) {
+	var skipBuf []byte
+	if skipping {
+		skipBuf = append(skipBuf, skip...)
+	}
+	for ; it.iter.Valid(); it.iter.Next() {
+		ukey, seq, kind, ok := base.ParseInternalKey(it.iter.Key())
+		if !ok {
+			it.err = base.CorruptionErrorf("iterator met a malformed internal key")
+			it.valid = false
+			return
+		}
+		if seq > it.seq {
+			continue
+		}
+		if skipping && bytes.Compare(ukey, skipBuf) <= 0 {
+			continue
+		}
+		if kind == base.KindDelete {
+			skipBuf = append(skipBuf[:0], ukey...)
+			skipping = true
+			continue
+		}
+		it.key = append(it.key[:0], ukey...)
+		it.value = append(it.value[:0], it.iter.Value()...)
+		it.valid = true
+		return
+	}
+	it.valid = false
+}
+
+// findPrev moves backward to the previous live key. Walking backward the
+// entries of one user key arrive oldest first, so the last visible entry
+// seen for a key before moving to a smaller key decides it.
+func (it *Iterator) findPrev() {
+	kind := base.KindDelete
+	for it.iter.Valid() {
+		ukey, seq, k, ok := base.ParseInternalKey(it.iter.Key())
+		if !ok {
+			it.err = base.CorruptionErrorf("iterator met a malformed internal key")
+			it.valid = false
+			return
+		}
+		if seq <= it.seq {
+			if kind != base.KindDelete && bytes.Compare(ukey, it.key) < 0 {
+				break // it.key is decided and live
+			}
+			kind = k
+			it.key = append(it.key[:0], ukey...)
+			if k == base.KindSet {
+				it.value = append(it.value[:0], it.iter.Value()...)
+			}
+		}
+		it.iter.Prev()
+	}
+	it.valid = kind == base.KindSet
+}
+
+// Valid reports whether the iterator is at a key.
+func (it *Iterator) Valid() bool { return it.valid }
+
+// Key returns the current key.
+func (it *Iterator) Key() []byte { return it.key }
+
+// Value returns the current value.
+func (it *Iterator) Value() []byte { return it.value }
+
+// Error returns the error that stopped the iterator, if any: a read error,
+// ErrCorruption, or ErrClosed after the DB was closed.
+func (it *Iterator) Error() error { return it.err }
+
+// Close releases the iterator and returns Error(). Closing twice is a no-op.
+func (it *Iterator) Close() error {
+	if it.done {
+		return it.err
+	}
+	it.done, it.valid = true, false
+	if it.iter != nil {
+		if err := it.iter.Close(); it.err == nil && err != nil && !errors.Is(err, ErrClosed) {
+			it.err = err
+		}
+		it.iter = nil
+	}
+	if it.rs != nil {
+		it.rs.unref()
+		it.rs = nil
+	}
+	return it.err
+}
+
+// levelIter concatenates the tables of one level >= 1, whose key ranges
+// do not overlap, opening each only when the iteration reaches it.
+type levelIter struct {
+	d     *DB
+	files []*manifest.FileMetadata
+	idx   int
+	cur   base.InternalIterator
+	err   error
+}
+
+func (l *levelIter) open(i int) bool {
+	if l.cur != nil {
+		if err := l.cur.Close(); err != nil && l.err == nil {
+			l.err = err
+		}
+		l.cur = nil
+	}
+	l.idx = i
+	if i < 0 || i >= len(l.files) || l.err != nil {
+		return false
+	}
+	r, err := l.d.tables.get(l.files[i])
+	if err != nil {
+		l.err = err
+		return false
+	}
+	l.cur = r.NewIterator()
+	return true
+}
+
+func (l *levelIter) settle(ok bool, forward bool) bool {
+	for !ok {
+		if l.cur != nil && l.cur.Error() != nil {
+			l.err = l.cur.Error()
+			return false
+		}
+		next := l.idx - 1
+		if forward {
+			next = l.idx + 1
+		}
+		if !l.open(next) {
+			return false
+		}
+		if forward {
+			ok = l.cur.First()
+		} else {
+			ok = l.cur.Last()
+		}
+	}
+	return true
+}
+
+func (l *levelIter) First() bool {
+	if !l.open(0) {
+		return false
+	}
+	return l.settle(l.cur.First(), true)
+}
+
+func (l *levelIter) Last() bool {
+	if !l.open(len(l.files) - 1) {
+		return false
+	}
+	return l.settle(l.cur.Last(), false)
+}
+
+func (l *levelIter) SeekGE(ikey []byte) bool {
+	i := sort.Search(len(l.files), func(i int) bool { return base.CompareInternal(l.files[i].Largest, ikey) >= 0 })
+	if !l.open(i) {
+		return false
+	}
+	return l.settle(l.cur.SeekGE(ikey), true)
+}
+
+func (l *levelIter) SeekLT(ikey []byte) bool {
+	i := sort.Search(len(l.files), func(i int) bool { return base.CompareInternal(l.files[i].Smallest, ikey) >= 0 }) - 1
+	if !l.open(i) {
+		return false
+	}
+	return l.settle(l.cur.SeekLT(ikey), false)
+}
+
+func (l *levelIter) Next() bool { return l.settle(l.cur.Next(), true) }
+func (l *levelIter) Prev() bool { return l.settle(l.cur.Prev(), false) }
+func (l *levelIter) Valid() bool {
+	return l.err == nil && l.cur != nil && l.cur.Valid()
+}
+func (l *levelIter) Key() []byte   { return l.cur.Key() }
+func (l *levelIter) Value() []byte { return l.cur.Value() }
+func (l *levelIter) Error() error {
+	if l.err != nil {
+		return l.err
+	}
+	if l.cur != nil {
+		return l.cur.Error()
+	}
+	return nil
+}
+func (l *levelIter) Close() error {
+	err := l.Error()
+	if l.cur != nil {
+		l.cur.Close()
+		l.cur = nil
+	}
+	return err
+}

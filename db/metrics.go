@@ -1,0 +1,272 @@
+package db
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// NumLevels is the number of levels of the tree.
+const NumLevels = manifest.NumLevels
+
+// counters are the DB's running totals, updated with atomics.
+type counters struct {
+	levels      [NumLevels]levelCounters
+	gets        atomic.Int64
+	walBytes    atomic.Int64
+	walSyncs    atomic.Int64
+	writeNanos  atomic.Int64
+	writeStalls atomic.Int64
+	flushes     atomic.Int64
+	flushBytes  atomic.Int64
+
+	writeSlowdowns  atomic.Int64
+	compactions     atomic.Int64
+	compactionBytes atomic.Int64
+	trivialMoves    atomic.Int64
+	tablesDeleted   atomic.Int64
+}
+
+type levelCounters struct {
+	filterChecks        atomic.Int64
+	filterUseful        atomic.Int64
+	filterPositives     atomic.Int64
+	filterTruePositives atomic.Int64
+	compactions         atomic.Int64 // compactions writing into this level
+	compactionBytesIn   atomic.Int64 // bytes read by them
+	compactionBytesOut  atomic.Int64 // bytes they wrote here
+	_                   [8]byte      // keep levels on separate cache lines
+}
+
+// FilterMetrics count what the per-table filters did for Get.
+type FilterMetrics struct {
+	// Checks is how many times a filter was asked about a key.
+	Checks int64
+	// Useful is how many checks said "not there": each saved an index
+	// lookup and a data block read.
+	Useful int64
+	// Positives is how many checks said "may be there".
+	Positives int64
+	// TruePositives is how many positives found the key in the table.
+	TruePositives int64
+}
+
+// FalsePositiveRate is the measured rate at which a filter said "may be
+// there" for a key the table did not hold:
+// (Positives - TruePositives) / (Checks - TruePositives). It is 0 before any
+// check of an absent key.
+func (f FilterMetrics) FalsePositiveRate() float64 {
+	absent := f.Checks - f.TruePositives
+	if absent <= 0 {
+		return 0
+	}
+	return float64(f.Positives-f.TruePositives) / float64(absent)
+}
+
+func (f *FilterMetrics) add(o FilterMetrics) {
+	f.Checks += o.Checks
+	f.Useful += o.Useful
+	f.Positives += o.Positives
+	f.TruePositives += o.TruePositives
+}
+
+// LevelMetrics describe one level of the tree.
+type LevelMetrics struct {
+	// Files and Bytes are the tables in the level and their total size.
+	Files int
+	Bytes uint64
+	// Filter counts the filter checks of Gets in this level's tables.
+	Filter FilterMetrics
+	// Compactions counts the compactions that wrote into this level;
+	// CompactionBytesIn and CompactionBytesOut are what they read (from
+	// this level and the one above) and wrote. Trivial moves are not
+	// counted.
+	Compactions        int64
+	CompactionBytesIn  int64
+	CompactionBytesOut int64
+}
+
+// Metrics is a snapshot of the DB's state and counters. Counters run from
+// Open; sizes are current.
+type Metrics struct {
+	// Levels holds per-level tables and filter counters.
+	Levels [NumLevels]LevelMetrics
+	// Filter sums Levels[*].Filter.
+	Filter FilterMetrics
+
+	// Gets counts calls of Get.
+	Gets int64
+	// DataBlocksRead and DataBlockBytesRead count data blocks read from
+	// table files (block cache misses), whether by Get or iterators.
+	DataBlocksRead     int64
+	DataBlockBytesRead int64
+	// BlockCacheHits and BlockCacheMisses count block cache lookups.
+	BlockCacheHits   int64
+	BlockCacheMisses int64
+	// BlockCacheSize and BlockCacheCapacity are the bytes of blocks cached
+	// and the cache's limit.
+	BlockCacheSize     int64
+	BlockCacheCapacity int64
+
+	// TablesOpen is the number of tables held open; FilterBytes and
+	// IndexBytes are the filter and index bytes those tables keep in memory.
+	TablesOpen  int
+	FilterBytes int64
+	IndexBytes  int64
+
+	// MemTableBytes is the active memtable's size; ImmutableMemTables is 1
+	// while a frozen memtable waits for its flush.
+	MemTableBytes      int64
+	ImmutableMemTables int
+
+	// WALBytesWritten and WALSyncs count write-ahead log appends and fsyncs.
+	WALBytesWritten int64
+	WALSyncs        int64
+	// WriteStalls counts waits of writers for a flush, or for compaction to
+	// bring level 0 under Options.L0StopWritesTrigger; WriteSlowdowns
+	// counts the 1 ms delays given to writes while level 0 is past
+	// Options.L0SlowdownWritesTrigger.
+	WriteStalls    int64
+	WriteSlowdowns int64
+	// Flushes and FlushBytesWritten count memtable flushes and the table
+	// bytes they wrote.
+	Flushes           int64
+	FlushBytesWritten int64
+	// CompactionBytesWritten and Compactions count compaction output.
+	CompactionBytesWritten int64
+	Compactions            int64
+	// TrivialMoves counts tables moved down a level without rewriting;
+	// TablesDeleted counts obsolete tables removed from disk.
+	TrivialMoves  int64
+	TablesDeleted int64
+
+	// BackgroundError is the sticky error that makes writes fail, if any.
+	BackgroundError error
+}
+
+// WriteAmplification is the bytes written to tables by flushes and
+// compactions per byte written to the WAL (0 before any write).
+func (m *Metrics) WriteAmplification() float64 {
+	if m.WALBytesWritten == 0 {
+		return 0
+	}
+	return float64(m.FlushBytesWritten+m.CompactionBytesWritten) / float64(m.WALBytesWritten)
+}
+
+// BlockCacheHitRate is hits / (hits + misses), 0 before any lookup.
+func (m *Metrics) BlockCacheHitRate() float64 {
+	if t := m.BlockCacheHits + m.BlockCacheMisses; t > 0 {
+		return float64(m.BlockCacheHits) / float64(t)
+	}
+	return 0
+}
+
+// Metrics returns a snapshot of the DB's metrics.
+func (d *DB) Metrics() *Metrics {
+	m := &Metrics{}
+	rs := d.rs.Load()
+	if rs != nil {
+		for l := 0; l < NumLevels; l++ {
+			m.Levels[l].Files = rs.v.NumFiles(l)
+			m.Levels[l].Bytes = rs.v.LevelBytes(l)
+		}
+		m.MemTableBytes = int64(rs.mem.ApproximateMemoryUsage())
+		if rs.imm != nil {
+			m.ImmutableMemTables = 1
+		}
+	}
+	for l := range m.Levels {
+		c := &d.m.levels[l]
+		f := FilterMetrics{
+			Checks:        c.filterChecks.Load(),
+			Useful:        c.filterUseful.Load(),
+			Positives:     c.filterPositives.Load(),
+			TruePositives: c.filterTruePositives.Load(),
+		}
+		m.Levels[l].Filter = f
+		m.Filter.add(f)
+		m.Levels[l].Compactions = c.compactions.Load()
+		m.Levels[l].CompactionBytesIn = c.compactionBytesIn.Load()
+		m.Levels[l].CompactionBytesOut = c.compactionBytesOut.Load()
+	}
+	m.Gets = d.m.gets.Load()
+	m.DataBlocksRead = d.stats.DataBlocksRead.Load()
+	m.DataBlockBytesRead = d.stats.DataBlockBytesRead.Load()
+	m.BlockCacheHits = d.stats.CacheHits.Load()
+	m.BlockCacheMisses = d.stats.CacheMisses.Load()
+	if d.cache != nil {
+		m.BlockCacheSize = d.cache.Size()
+		m.BlockCacheCapacity = d.cache.Capacity()
+	}
+	if d.tables != nil {
+		m.FilterBytes, m.IndexBytes, m.TablesOpen = d.tables.memory()
+	}
+	m.WALBytesWritten = d.m.walBytes.Load()
+	m.WALSyncs = d.m.walSyncs.Load()
+	m.WriteStalls = d.m.writeStalls.Load()
+	m.WriteSlowdowns = d.m.writeSlowdowns.Load()
+	m.Compactions = d.m.compactions.Load()
+	m.CompactionBytesWritten = d.m.compactionBytes.Load()
+	m.TrivialMoves = d.m.trivialMoves.Load()
+	m.TablesDeleted = d.m.tablesDeleted.Load()
+	m.Flushes = d.m.flushes.Load()
+	m.FlushBytesWritten = d.m.flushBytes.Load()
+	d.mu.Lock()
+	m.BackgroundError = d.bgErr
+	d.mu.Unlock()
+	return m
+}
+
+// String renders the metrics as a table for people: one row per level with
+// its files, size and filter columns, then the totals.
+func (m *Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "level | files |     size | compactions |  read(GB) | written(GB) | filter checks |   useful | positives | true pos | false-pos rate\n")
+	fmt.Fprintf(&b, "------+-------+----------+-------------+-----------+-------------+---------------+----------+-----------+----------+---------------\n")
+	row := func(name string, lm LevelMetrics) {
+		f := lm.Filter
+		fmt.Fprintf(&b, "%5s | %5d | %8s | %11d | %9.3f | %11.3f | %13d | %8d | %9d | %8d | %13.4f%%\n",
+			name, lm.Files, humanBytes(int64(lm.Bytes)), lm.Compactions, float64(lm.CompactionBytesIn)/(1<<30),
+			float64(lm.CompactionBytesOut)/(1<<30), f.Checks, f.Useful, f.Positives, f.TruePositives, 100*f.FalsePositiveRate())
+	}
+	var total LevelMetrics
+	for l, lm := range m.Levels {
+		total.Files += lm.Files
+		total.Bytes += lm.Bytes
+		total.Compactions += lm.Compactions
+		total.CompactionBytesIn += lm.CompactionBytesIn
+		total.CompactionBytesOut += lm.CompactionBytesOut
+		if lm.Files == 0 && lm.Filter.Checks == 0 && lm.Compactions == 0 {
+			continue
+		}
+		row(fmt.Sprintf("L%d", l), lm)
+	}
+	total.Filter = m.Filter
+	row("total", total)
+	fmt.Fprintf(&b, "gets: %d  data blocks read: %d (%s)  block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
+		m.Gets, m.DataBlocksRead, humanBytes(m.DataBlockBytesRead), m.BlockCacheHits, m.BlockCacheMisses,
+		100*m.BlockCacheHitRate(), humanBytes(m.BlockCacheSize), humanBytes(m.BlockCacheCapacity))
+	fmt.Fprintf(&b, "memory: %d tables open, filters %s, indexes %s, memtable %s (+%d frozen)\n",
+		m.TablesOpen, humanBytes(m.FilterBytes), humanBytes(m.IndexBytes), humanBytes(m.MemTableBytes), m.ImmutableMemTables)
+	fmt.Fprintf(&b, "writes: WAL %s (%d syncs), %d flushes wrote %s, %d compactions wrote %s (+%d trivial moves), write amp %.2f, %d stalls, %d slowdowns\n",
+		humanBytes(m.WALBytesWritten), m.WALSyncs, m.Flushes, humanBytes(m.FlushBytesWritten),
+		m.Compactions, humanBytes(m.CompactionBytesWritten), m.TrivialMoves, m.WriteAmplification(), m.WriteStalls, m.WriteSlowdowns)
+	if m.BackgroundError != nil {
+		fmt.Fprintf(&b, "background error: %v\n", m.BackgroundError)
+	}
+	return b.String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,300 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"time"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// open does the work of Open. Everything that can fail on bad input
+// (path, LOCK, CURRENT, MANIFEST, options) is checked before the first
+// byte is written, so a refused Open leaves the directory as it found it.
+func (d *DB) open() (err error) {
+	start := time.Now()
+	fi, statErr := d.fs.Stat(d.dirname)
+	switch {
+	case statErr == nil && !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", d.dirname)
+	case statErr != nil && !errors.Is(statErr, fs.ErrNotExist):
+		return statErr
+	case statErr != nil:
+		if d.opts.ErrorIfMissing {
+			return ErrDBMissing
+		}
+		if err := d.fs.MkdirAll(d.dirname, 0o755); err != nil {
+			return err
+		}
+	}
+	names, err := d.fs.List(d.dirname)
+	if err != nil {
+		return fmt.Errorf("reading directory: %w", err)
+	}
+	lockExisted := slices.Contains(names, "LOCK")
+	lock, err := d.fs.Lock(lockFileName(d.dirname))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLocked, err)
+	}
+	d.lock = lock
+	defer func() {
+		if err != nil {
+			lock.Close()
+			if !lockExisted {
+				_ = d.fs.Remove(lockFileName(d.dirname))
+			}
+		}
+	}()
+
+	d.vs = &versionSet{fs: d.fs, dirname: d.dirname}
+	exists := slices.Contains(names, "CURRENT")
+	if exists {
+		if d.opts.ErrorIfExists {
+			return ErrDBExists
+		}
+		if err := d.vs.recover(); err != nil {
+			return err
+		}
+	} else {
+		if d.opts.ErrorIfMissing {
+			return ErrDBMissing
+		}
+		for _, name := range names {
+			if t, _, ok := parseFileName(name); ok && (t == fileTypeManifest || t == fileTypeTable || t == fileTypeLog) {
+				return fmt.Errorf("%w: directory holds %s but no CURRENT; refusing to create a store over it", ErrCorruption, name)
+			}
+		}
+		d.vs.current = new(manifest.Version)
+		d.vs.nextFileNum = 1
+	}
+
+	// Find the logs to replay before writing anything.
+	var logs []uint64
+	for _, name := range names {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && (num >= d.vs.logNum || num == d.vs.prevLogNum) {
+			logs = append(logs, num)
+		}
+		if _, num, ok := parseFileName(name); ok && num >= d.vs.nextFileNum {
+			d.vs.nextFileNum = num + 1
+		}
+	}
+	slices.Sort(logs)
+
+	events, err := openEventLog(d.fs, d.dirname, d.opts.Logger)
+	if err != nil {
+		return fmt.Errorf("opening LOG: %w", err)
+	}
+	d.events = events
+	defer func() {
+		if err != nil {
+			d.events.error("open failed", "err", err)
+			d.events.close()
+		}
+	}()
+	d.tables = newTableCache(d)
+	defer func() {
+		if err != nil {
+			d.tables.close()
+		}
+	}()
+
+	if d.opts.ParanoidChecks {
+		if err := d.verifyTables(d.vs.current); err != nil {
+			return err
+		}
+	}
+
+	// Replay the logs into tables: a store is reopened with an empty
+	// memtable and a fresh log, so old logs can go.
+	v := d.vs.current
+	var added []*manifest.FileMetadata
+	maxSeq := d.vs.lastSeq
+	for _, num := range logs {
+		metas, seq, err := d.replayLog(num)
+		if err != nil {
+			for _, m := range append(added, metas...) {
+				d.tables.evict(m.FileNum)
+				_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
+			}
+			return err
+		}
+		added = append(added, metas...)
+		maxSeq = max(maxSeq, seq)
+	}
+	if len(added) > 0 {
+		edit := &manifest.VersionEdit{}
+		for _, m := range added {
+			edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: 0, Meta: m})
+		}
+		b := manifest.NewBuilder(v)
+		if err := b.Apply(edit); err != nil {
+			return err
+		}
+		if v, err = b.Finish(); err != nil {
+			return err
+		}
+	}
+	d.vs.lastSeq = maxSeq
+	d.seq = maxSeq
+	d.visibleSeq.Store(maxSeq)
+
+	// A fresh log, then a fresh MANIFEST that names it.
+	d.logNum = d.vs.newFileNum()
+	d.logFile, err = d.fs.Create(logFileName(d.dirname, d.logNum))
+	if err != nil {
+		return err
+	}
+	d.log = wal.NewWriter(d.logFile)
+	if err := d.vs.writeNewManifest(v, d.logNum); err != nil {
+		d.logFile.Close()
+		_ = d.fs.Remove(logFileName(d.dirname, d.logNum))
+		return err
+	}
+	d.mem = memtable.New()
+	d.publishLocked()
+	d.deleteObsoleteFiles()
+	// Load every table's filter and index now, so the first reads find
+	// them resident. A table that fails to open is reported by the reads
+	// that need it.
+	for _, files := range v.Files {
+		for _, f := range files {
+			if _, err := d.tables.get(f); err != nil {
+				d.events.error("opening table failed", "table", f.FileNum, "err", err)
+			}
+		}
+	}
+	d.events.info("opened", "dir", d.dirname, "tables", len(v.AllFileNums()), "logs_replayed", len(logs),
+		"last_seq", maxSeq, "duration", time.Since(start).String())
+	return nil
+}
+
+// replayLog reads one WAL into memtables, writing each full one (and the
+// last) to a level-0 table. It returns the tables and the largest
+// sequence number seen.
+func (d *DB) replayLog(num uint64) ([]*manifest.FileMetadata, uint64, error) {
+	name := logFileName(d.dirname, num)
+	f, err := d.fs.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	r := wal.NewReader(f)
+	mem := memtable.New()
+	var (
+		metas   []*manifest.FileMetadata
+		maxSeq  uint64
+		records int
+		dropped int
+	)
+	flush := func() error {
+		meta, err := d.writeLevel0Table(mem)
+		if err != nil {
+			return err
+		}
+		if meta != nil {
+			metas = append(metas, meta)
+		}
+		mem = memtable.New()
+		return nil
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = forEachBatchOp(rec, nil)
+		}
+		if err != nil {
+			err = fmt.Errorf("log %06d record %d: %w", num, records, err)
+			if d.opts.ParanoidChecks {
+				return metas, 0, err
+			}
+			dropped++
+			d.events.warn("dropping damaged log record", "err", err)
+			continue
+		}
+		records++
+		b := &Batch{rep: rec}
+		insertBatch(mem, b)
+		if last := b.seq() + uint64(b.Count()) - 1; last > maxSeq {
+			maxSeq = last
+		}
+		if mem.ApproximateMemoryUsage() >= d.opts.WriteBufferSize {
+			if err := flush(); err != nil {
+				return metas, 0, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return metas, 0, err
+	}
+	if dropped > 0 || r.DroppedBytes() > 0 {
+		d.events.warn("log replay dropped data", "log", num, "records_dropped", dropped, "bytes_dropped", r.DroppedBytes())
+	}
+	d.events.info("replayed log", "log", num, "records", records, "tables", len(metas))
+	return metas, maxSeq, nil
+}
+
+// verifyTables checks every block checksum of every table in v.
+func (d *DB) verifyTables(v *manifest.Version) error {
+	for level := range v.Files {
+		for _, f := range v.Files[level] {
+			r, err := d.tables.get(f)
+			if err != nil {
+				return err
+			}
+			if err := r.VerifyChecksums(); err != nil {
+				return fmt.Errorf("table %06d: %w", f.FileNum, err)
+			}
+		}
+	}
+	return nil
+}
+
+// deleteObsoleteFiles removes what no current state refers to: tables not
+// in the version (orphans of a crash), logs older than the current one,
+// MANIFESTs other than the current one, and temporary files.
+func (d *DB) deleteObsoleteFiles() {
+	names, err := d.fs.List(d.dirname)
+	if err != nil {
+		return
+	}
+	live := map[uint64]bool{}
+	for _, n := range d.vs.current.AllFileNums() {
+		live[n] = true
+	}
+	for _, name := range names {
+		t, num, ok := parseFileName(name)
+		if !ok {
+			continue
+		}
+		remove := false
+		switch t {
+		case fileTypeTable:
+			remove = !live[num]
+		case fileTypeLog:
+			remove = num < d.logNum
+		case fileTypeManifest:
+			remove = num != d.vs.manifestNum
+		case fileTypeTemp:
+			remove = true
+		}
+		if remove {
+			if t == fileTypeTable {
+				d.tables.evict(num)
+			}
+			if err := d.fs.Remove(vfs.Join(d.dirname, name)); err != nil {
+				d.events.warn("removing obsolete file failed", "file", name, "err", err)
+			} else {
+				d.events.info("removed obsolete file", "file", name)
+			}
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package db
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+)
+
+// Defaults used when an Options field is left at its zero value.
+const (
+	DefaultWriteBufferSize      = 4 << 20
+	DefaultBlockSize            = 4 << 10
+	DefaultBlockRestartInterval = 16
+	DefaultBlockCacheSize       = 8 << 20
+	DefaultBloomBitsPerKey      = 10
+	DefaultL0CompactionTrigger  = 4
+	DefaultL0SlowdownTrigger    = 8
+	DefaultL0StopTrigger        = 12
+	DefaultLBaseMaxBytes        = 64 << 20
+	DefaultLevelMultiplier      = 10
+	DefaultTargetFileSize       = 2 << 20
+)
+
+// Options configure a DB. A nil *Options, and every zero field, means the
+// documented default. Open rejects out-of-range values with an error
+// wrapping ErrInvalidOptions.
+type Options struct {
+	// FilterPolicy builds the filter block of every table written and
+	// decodes the filters of tables read. nil means the default, a Bloom
+	// filter of 10 bits per key (filter.NewBloomPolicy(10)); filter.None
+	// writes tables without a filter.
+	FilterPolicy filter.Policy
+
+	// WriteBufferSize is how many bytes the memtable holds before it is
+	// frozen and flushed to a level-0 table. Default 4 MiB.
+	WriteBufferSize int
+
+	// BlockSize is the target uncompressed size of a table's data blocks.
+	// Default 4 KiB.
+	BlockSize int
+
+	// BlockRestartInterval is the number of keys between restart points of
+	// a data block's prefix compression. Default 16.
+	BlockRestartInterval int
+
+	// BlockCacheSize is the capacity in bytes of the cache of uncompressed
+	// data blocks shared by all tables. Default 8 MiB; DisableBlockCache
+	// turns it off.
+	BlockCacheSize int64
+
+	// DisableBlockCache makes every data block read come from the file.
+	DisableBlockCache bool
+
+	// DisableCompression stores data blocks uncompressed. By default a block
+	// is stored snappy-compressed when that saves at least 12.5%.
+	DisableCompression bool
+
+	// ParanoidChecks makes Open verify the checksum of every block of every
+	// table and fail on any corruption in the WAL, instead of dropping the
+	// damaged records and reporting them in the LOG. Default false.
+	ParanoidChecks bool
+
+	// ErrorIfExists makes Open fail with ErrDBExists if the store exists.
+	ErrorIfExists bool
+
+	// ErrorIfMissing makes Open fail with ErrDBMissing instead of creating
+	// a new store. Default false: Open creates the directory and the store.
+	ErrorIfMissing bool
+
+	// LevelFilterPolicies sets a filter policy per level: entry i is used
+	// for the tables written to level i (flushes write level 0). A missing
+	// or nil entry means FilterPolicy; filter.None means no filter for that
+	// level. Tables keep the filter they were written with: readers pick
+	// the decoder by the policy name stored in each table.
+	LevelFilterPolicies []filter.Policy
+
+	// FilterBudgetBitsPerKey, when positive, replaces FilterPolicy and
+	// LevelFilterPolicies with Bloom filters whose bits per key differ by
+	// level, chosen to minimize the expected number of data blocks an
+	// absent-key lookup reads for that total filter memory (Dayan et al.,
+	// "Monkey", SIGMOD 2017): each level's false-positive rate is made
+	// proportional to its share of the data, so the small upper levels get
+	// many bits per key and the largest level fewer. The total filter
+	// memory stays about FilterBudgetBitsPerKey × keys / 8 bytes. Default 0
+	// (off).
+	FilterBudgetBitsPerKey float64
+
+	// L0CompactionTrigger is the number of level-0 tables that starts a
+	// compaction into level 1. Default 4.
+	L0CompactionTrigger int
+	// L0SlowdownWritesTrigger is the number of level-0 tables at which each
+	// write is delayed by 1 ms to let compaction catch up. Default 8.
+	L0SlowdownWritesTrigger int
+	// L0StopWritesTrigger is the number of level-0 tables at which writes
+	// wait for compaction. Default 12.
+	L0StopWritesTrigger int
+	// LBaseMaxBytes is level 1's target size. Default 64 MiB.
+	LBaseMaxBytes int64
+	// LevelMultiplier is how many times larger each level's target is than
+	// the one above. Default 10.
+	LevelMultiplier int
+	// TargetFileSize is the size at which compaction splits its output
+	// tables. Default 2 MiB.
+	TargetFileSize int64
+	// DisableAutomaticCompactions turns background compactions off (for
+	// tests and bulk loads); CompactRange still works. Level 0 then grows
+	// without bound and writes are never stopped for it.
+	DisableAutomaticCompactions bool
+
+	// Logger, if set, also receives the events written to the store's LOG
+	// file (flushes, recoveries, errors).
+	Logger *slog.Logger
+
+	// FS is the file system the store lives on. nil means the operating
+	// system's. It exists for tests inside this module (in-memory and
+	// fault-injecting file systems).
+	FS vfs.FS
+}
+
+// WriteOptions control a single write.
+type WriteOptions struct {
+	// Sync makes the write durable before it returns: its WAL record is
+	// fsynced, so it survives a machine crash. Without Sync a write
+	// survives a crash of the process but may be lost if the machine fails.
+	Sync bool
+}
+
+// ReadOptions control a single read or iterator.
+type ReadOptions struct {
+	// Snapshot, if set, makes the read see the store as it was when the
+	// snapshot was taken. nil reads the latest state.
+	Snapshot *Snapshot
+}
+
+// resolved holds Options with every default filled in.
+type resolved struct {
+	Options
+	filterPolicy filter.Policy // nil when filters are off
+}
+
+func (o *Options) resolve() (*resolved, error) {
+	var r resolved
+	if o != nil {
+		r.Options = *o
+	}
+	bad := func(format string, args ...any) (*resolved, error) {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case r.WriteBufferSize < 0:
+		return bad("WriteBufferSize %d is negative", r.WriteBufferSize)
+	case r.BlockSize < 0:
+		return bad("BlockSize %d is negative", r.BlockSize)
+	case r.BlockRestartInterval < 0:
+		return bad("BlockRestartInterval %d is negative", r.BlockRestartInterval)
+	case r.BlockCacheSize < 0:
+		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
+	case r.ErrorIfExists && r.ErrorIfMissing:
+		return bad("ErrorIfExists and ErrorIfMissing are both set")
+	case r.L0CompactionTrigger < 0 || r.L0SlowdownWritesTrigger < 0 || r.L0StopWritesTrigger < 0:
+		return bad("level-0 triggers must not be negative")
+	case r.LBaseMaxBytes < 0 || r.TargetFileSize < 0:
+		return bad("LBaseMaxBytes and TargetFileSize must not be negative")
+	case r.LevelMultiplier < 0 || r.LevelMultiplier == 1:
+		return bad("LevelMultiplier %d must be at least 2", r.LevelMultiplier)
+	case r.FilterBudgetBitsPerKey < 0 || r.FilterBudgetBitsPerKey > 100:
+		return bad("FilterBudgetBitsPerKey %g is outside [0, 100]", r.FilterBudgetBitsPerKey)
+	case len(r.LevelFilterPolicies) > NumLevels:
+		return bad("LevelFilterPolicies has %d entries; there are %d levels", len(r.LevelFilterPolicies), NumLevels)
+	}
+	for i, p := range r.LevelFilterPolicies {
+		if p != nil {
+			if err := filter.Validate(p); err != nil {
+				return bad("LevelFilterPolicies[%d]: %v", i, err)
+			}
+		}
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&r.L0CompactionTrigger, DefaultL0CompactionTrigger)
+	def(&r.L0SlowdownWritesTrigger, max(DefaultL0SlowdownTrigger, r.L0CompactionTrigger))
+	def(&r.L0StopWritesTrigger, max(DefaultL0StopTrigger, r.L0SlowdownWritesTrigger))
+	def(&r.LevelMultiplier, DefaultLevelMultiplier)
+	if r.LBaseMaxBytes == 0 {
+		r.LBaseMaxBytes = DefaultLBaseMaxBytes
+	}
+	if r.TargetFileSize == 0 {
+		r.TargetFileSize = DefaultTargetFileSize
+	}
+	if r.L0SlowdownWritesTrigger < r.L0CompactionTrigger || r.L0StopWritesTrigger < r.L0SlowdownWritesTrigger {
+		return bad("level-0 triggers must grow: compaction %d <= slowdown %d <= stop %d",
+			r.L0CompactionTrigger, r.L0SlowdownWritesTrigger, r.L0StopWritesTrigger)
+	}
+	if r.WriteBufferSize == 0 {
+		r.WriteBufferSize = DefaultWriteBufferSize
+	}
+	if r.WriteBufferSize < 64<<10 {
+		// Tests use small buffers; anything below a block makes no sense.
+		if r.WriteBufferSize < 1<<10 {
+			return bad("WriteBufferSize %d is below the minimum of 1 KiB", r.WriteBufferSize)
+		}
+	}
+	if r.BlockSize == 0 {
+		r.BlockSize = DefaultBlockSize
+	}
+	if r.BlockRestartInterval == 0 {
+		r.BlockRestartInterval = DefaultBlockRestartInterval
+	}
+	if r.BlockCacheSize == 0 {
+		r.BlockCacheSize = DefaultBlockCacheSize
+	}
+	if r.FS == nil {
+		r.FS = vfs.Default
+	}
+	switch {
+	case r.FilterPolicy == nil:
+		r.filterPolicy = filter.NewBloomPolicy(DefaultBloomBitsPerKey)
+	case filter.IsNone(r.FilterPolicy):
+		r.filterPolicy = nil
+	default:
+		if err := filter.Validate(r.FilterPolicy); err != nil {
+			return bad("FilterPolicy: %v", err)
+		}
+		r.filterPolicy = r.FilterPolicy
+	}
+	return &r, nil
+}

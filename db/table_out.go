@@ -1,0 +1,107 @@
+package db
+
+import (
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// tableOut writes one new table, for a flush or a compaction, tracking the
+// metadata the MANIFEST records for it.
+type tableOut struct {
+	d    *DB
+	name string
+	f    vfs.File
+	w    *sstable.Writer
+	meta *manifest.FileMetadata
+}
+
+// newTableOut creates table file num for level, with that level's filter
+// policy.
+func (d *DB) newTableOut(num uint64, level int) (*tableOut, error) {
+	name := tableFileName(d.dirname, num)
+	f, err := d.fs.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &tableOut{
+		d:    d,
+		name: name,
+		f:    f,
+		w:    sstable.NewWriter(f, d.writerOptions(level)),
+		meta: &manifest.FileMetadata{FileNum: num, SmallestSeq: base.MaxSeqNum},
+	}, nil
+}
+
+func (t *tableOut) add(ikey, value []byte) error {
+	if err := t.w.Add(ikey, value); err != nil {
+		return err
+	}
+	m := t.meta
+	if m.Smallest == nil {
+		m.Smallest = append([]byte(nil), ikey...)
+	}
+	m.Largest = append(m.Largest[:0], ikey...)
+	if _, seq, _, ok := base.ParseInternalKey(ikey); ok {
+		m.SmallestSeq = min(m.SmallestSeq, seq)
+		m.LargestSeq = max(m.LargestSeq, seq)
+	}
+	return nil
+}
+
+func (t *tableOut) estimatedSize() uint64 { return t.w.EstimatedSize() }
+
+// finish completes, syncs and closes the table and opens it in the table
+// cache, so its filter is resident before any reader can see the table.
+// On error the file is removed.
+func (t *tableOut) finish() (*manifest.FileMetadata, error) {
+	_, err := t.w.Finish()
+	if err == nil {
+		err = t.f.Sync()
+	}
+	var size int64
+	if err == nil {
+		size, err = t.f.Size()
+	}
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		t.meta.Size = uint64(size)
+		_, err = t.d.tables.get(t.meta)
+	}
+	if err != nil {
+		t.d.tables.evict(t.meta.FileNum)
+		_ = t.d.fs.Remove(t.name)
+		return nil, err
+	}
+	return t.meta, nil
+}
+
+// abandon closes and removes an unfinished table.
+func (t *tableOut) abandon() {
+	t.f.Close()
+	_ = t.d.fs.Remove(t.name)
+}
+
+// writeTable writes every entry of it to new table num at level.
+func (d *DB) writeTable(num uint64, level int, it base.InternalIterator) (*manifest.FileMetadata, error) {
+	t, err := d.newTableOut(num, level)
+	if err != nil {
+		it.Close()
+		return nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := t.add(it.Key(), it.Value()); err != nil {
+			it.Close()
+			t.abandon()
+			return nil, err
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.abandon()
+		return nil, err
+	}
+	return t.finish()
+}

@@ -1,0 +1,233 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// comparerName is recorded in every MANIFEST; a store written with another
+// ordering is refused.
+const comparerName = "bloomkv.BytewiseComparator"
+
+// maxCurrentSize bounds what Open reads of CURRENT before judging it.
+const maxCurrentSize = 4096
+
+// versionSet owns the MANIFEST: the current version, file numbers, and the
+// log of edits. Its methods are called with DB.mu held.
+type versionSet struct {
+	fs      vfs.FS
+	dirname string
+
+	current        *manifest.Version
+	nextFileNum    uint64
+	lastSeq        uint64
+	logNum         uint64
+	prevLogNum     uint64
+	manifestNum    uint64
+	manifestFile   vfs.File
+	manifestWriter *wal.Writer
+}
+
+func (vs *versionSet) newFileNum() uint64 {
+	n := vs.nextFileNum
+	vs.nextFileNum++
+	return n
+}
+
+// readCurrent returns the MANIFEST file number CURRENT names.
+func readCurrent(fsys vfs.FS, dirname string) (uint64, error) {
+	f, err := fsys.Open(currentFileName(dirname))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCurrentSize+1))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	if len(b) > maxCurrentSize || !strings.HasSuffix(s, "\n") {
+		return 0, fmt.Errorf("%w: CURRENT is not a single MANIFEST name ending in a newline (%d bytes)", ErrCorruption, len(b))
+	}
+	name := strings.TrimSuffix(s, "\n")
+	t, num, ok := parseFileName(name)
+	if !ok || t != fileTypeManifest || strconv.FormatUint(num, 10) == "" || strings.ContainsAny(name, "/\\") {
+		return 0, fmt.Errorf("%w: CURRENT names %q, not a MANIFEST", ErrCorruption, name)
+	}
+	return num, nil
+}
+
+// recover loads the version that CURRENT's MANIFEST describes.
+func (vs *versionSet) recover() error {
+	num, err := readCurrent(vs.fs, vs.dirname)
+	if err != nil {
+		return fmt.Errorf("reading CURRENT: %w", err)
+	}
+	name := manifestFileName(vs.dirname, num)
+	f, err := vs.fs.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: CURRENT names MANIFEST-%06d, which does not exist", ErrCorruption, num)
+		}
+		return err
+	}
+	defer f.Close()
+	b := manifest.NewBuilder(nil)
+	r := wal.NewReader(f)
+	var (
+		haveNext, haveLog, haveSeq bool
+		records                    int
+	)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("MANIFEST-%06d record %d: %w", num, records, err)
+		}
+		records++
+		var e manifest.VersionEdit
+		if err := e.Decode(rec); err != nil {
+			return fmt.Errorf("MANIFEST-%06d record %d: %w", num, records, err)
+		}
+		if e.Comparer != "" && e.Comparer != comparerName {
+			return fmt.Errorf("%w: MANIFEST-%06d was written with comparer %q, not %q", ErrInvalidOptions, num, e.Comparer, comparerName)
+		}
+		if err := b.Apply(&e); err != nil {
+			return fmt.Errorf("%w: MANIFEST-%06d record %d: %v", ErrCorruption, num, records, err)
+		}
+		if e.HasNextFileNumber {
+			vs.nextFileNum, haveNext = e.NextFileNumber, true
+		}
+		if e.HasLogNumber {
+			vs.logNum, haveLog = e.LogNumber, true
+		}
+		if e.HasPrevLogNumber {
+			vs.prevLogNum = e.PrevLogNumber
+		}
+		if e.HasLastSequence {
+			vs.lastSeq, haveSeq = e.LastSequence, true
+		}
+	}
+	if records == 0 || !haveNext || !haveLog || !haveSeq {
+		return fmt.Errorf("%w: MANIFEST-%06d is incomplete (%d records; next file, log number or last sequence missing)", ErrCorruption, num, records)
+	}
+	v, err := b.Finish()
+	if err != nil {
+		return fmt.Errorf("MANIFEST-%06d: %w", num, err)
+	}
+	for _, n := range v.AllFileNums() {
+		if n >= vs.nextFileNum {
+			return fmt.Errorf("%w: MANIFEST-%06d lists table %06d at or past its next file number %d", ErrCorruption, num, n, vs.nextFileNum)
+		}
+	}
+	if num >= vs.nextFileNum {
+		vs.nextFileNum = num + 1
+	}
+	vs.current = v
+	vs.manifestNum = num
+	return nil
+}
+
+// writeNewManifest starts a new MANIFEST holding a snapshot of v, makes it
+// durable and points CURRENT at it. On success it becomes the current one.
+func (vs *versionSet) writeNewManifest(v *manifest.Version, logNum uint64) error {
+	num := vs.newFileNum()
+	name := manifestFileName(vs.dirname, num)
+	f, err := vs.fs.Create(name)
+	if err != nil {
+		return err
+	}
+	w := wal.NewWriter(f)
+	snap := v.Snapshot(vs.nextFileNum, vs.lastSeq, logNum, comparerName)
+	err = w.AddRecord(snap.Encode(nil))
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = setCurrent(vs.fs, vs.dirname, num)
+	}
+	if err != nil {
+		f.Close()
+		_ = vs.fs.Remove(name)
+		return err
+	}
+	if vs.manifestFile != nil {
+		vs.manifestFile.Close()
+	}
+	vs.manifestNum, vs.manifestFile, vs.manifestWriter = num, f, w
+	vs.current, vs.logNum, vs.prevLogNum = v, logNum, 0
+	return nil
+}
+
+// setCurrent atomically points CURRENT at MANIFEST-num.
+func setCurrent(fsys vfs.FS, dirname string, num uint64) error {
+	tmp := tempFileName(dirname, num)
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "MANIFEST-%06d\n", num)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, currentFileName(dirname))
+	}
+	if err == nil {
+		err = fsys.SyncDir(dirname)
+	}
+	if err != nil {
+		_ = fsys.Remove(tmp)
+	}
+	return err
+}
+
+// logAndApply appends edit to the MANIFEST, syncs it, and installs the
+// resulting version. On error the current version is unchanged.
+func (vs *versionSet) logAndApply(edit *manifest.VersionEdit) error {
+	edit.NextFileNumber, edit.HasNextFileNumber = vs.nextFileNum, true
+	b := manifest.NewBuilder(vs.current)
+	if err := b.Apply(edit); err != nil {
+		return err
+	}
+	v, err := b.Finish()
+	if err != nil {
+		return err
+	}
+	if err := vs.manifestWriter.AddRecord(edit.Encode(nil)); err != nil {
+		return fmt.Errorf("MANIFEST write: %w", err)
+	}
+	if err := vs.manifestFile.Sync(); err != nil {
+		return fmt.Errorf("MANIFEST sync: %w", err)
+	}
+	vs.current = v
+	if edit.HasLogNumber {
+		vs.logNum = edit.LogNumber
+	}
+	if edit.HasLastSequence {
+		vs.lastSeq = edit.LastSequence
+	}
+	return nil
+}
+
+func (vs *versionSet) close() error {
+	if vs.manifestFile == nil {
+		return nil
+	}
+	err := vs.manifestFile.Close()
+	vs.manifestFile = nil
+	return err
+}

@@ -1,0 +1,46 @@
+// Package memtable is bloomkv's in-memory write buffer: a sorted set of
+// internal-key entries (user key + seq/kind trailer, ordered by
+// base.CompareInternal) held in a concurrent skiplist until the db flushes it
+// to an L0 table.
+//
+// # Concurrency
+//
+// Exactly one goroutine may call Add at a time (the db serializes writers
+// behind its commit pipeline); any number of goroutines may call Get, Len,
+// ApproximateMemoryUsage, Empty and use iterators concurrently with that
+// writer, without locks. Each iterator belongs to one goroutine.
+//
+// # Invariants
+//
+//   - A node is completely built (header, key, trailer, value and the
+//     forward links of its tower) before it is published, and it is
+//     published by atomic stores of links, level 0 first. A reader that
+//     reaches a node through an atomic load therefore sees all of its bytes;
+//     it never sees a torn entry. A slab (or large value) is published before
+//     any node in it is linked.
+//   - Nodes are never removed or modified after insertion, apart from their
+//     forward links, and the key and value bytes are never written again, so
+//     slices returned by Get and by iterators stay valid and unchanged for
+//     the life of the memtable. Those slices have their capacity clipped to
+//     their length, so an append by the caller cannot write over a
+//     neighbouring entry.
+//   - Level 0 links every entry in strictly increasing internal-key order;
+//     each higher level links a subset of the level below. A concurrent reader
+//     may or may not see an entry that is being added, but whatever it sees
+//     is sorted.
+//   - Sequence numbers are unique per entry, so no two entries share an
+//     internal key; Add does not check for duplicates.
+//
+// # Memory
+//
+// Nodes live in an arena of byte slabs (64 KiB growing to 1 MiB) that the
+// garbage collector does not scan: a node is a small header, its tower of
+// 32-bit links (slab index and offset, not pointers), the internal key and
+// an inline value, laid out together so a search touches one or two cache
+// lines per node. A value that would make its node larger than a quarter of
+// a slab gets an allocation of its own; so does a node whose key alone is
+// that large. Add therefore allocates only when it starts a new slab or
+// stores a large value, and Get never allocates. A memtable holds at most
+// 4096 slabs (about 4 GiB of small entries); Add panics beyond that, so the
+// db must flush long before.
+package memtable

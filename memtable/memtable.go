@@ -1,0 +1,272 @@
+package memtable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// maxHeight bounds the towers; with a branching factor of 4 it comfortably
+// indexes tens of millions of entries.
+const maxHeight = 12
+
+// MemTable is a sorted, append-only set of internal-key entries. See the
+// package documentation for its concurrency contract: one Add at a time,
+// any number of concurrent lock-free readers.
+type MemTable struct {
+	slabs  atomic.Pointer[[][]byte] // published slab table
+	large  atomic.Pointer[[][]byte] // published large-value table
+	height atomic.Int32             // levels in use, 1..maxHeight
+	count  atomic.Int64
+	size   atomic.Int64
+
+	// Writer-only state.
+	rng uint64
+	w   arenaWriter
+}
+
+// New returns an empty memtable.
+func New() *MemTable {
+	m := &MemTable{rng: 0x9e3779b97f4a7c15}
+	m.w.slabSize = minSlabSize
+	for level := range m.w.splicePrev {
+		m.w.splicePrev[level] = headRef
+	}
+	m.w.slabs = [][]byte{headSlab()}
+	m.publishSlabs(m.w.slabs)
+	m.publishLarge(nil)
+	m.height.Store(1)
+	return m
+}
+
+func (m *MemTable) publishSlabs(s [][]byte) { m.slabs.Store(&s) }
+func (m *MemTable) publishLarge(s [][]byte) { m.large.Store(&s) }
+
+// randomHeight draws a tower height: 1 with probability 3/4, each further
+// level with probability 1/4, capped at maxHeight.
+func (m *MemTable) randomHeight() int {
+	// xorshift64*; the high bits of the product are the well-mixed ones.
+	x := m.rng
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	m.rng = x
+	r := (x * 0x2545f4914f6cdd1d) >> 32
+	h := 1
+	for h < maxHeight && r&3 == 0 {
+		h++
+		r >>= 2
+	}
+	return h
+}
+
+// Add inserts the entry (ukey, seq, kind) → value, copying ukey and value.
+// Calls to Add must not overlap; readers may run concurrently. seq must not
+// repeat within a memtable and must be at most base.MaxSeqNum.
+func (m *MemTable) Add(seq uint64, kind base.Kind, ukey, value []byte) {
+	trailer := base.MakeTrailer(seq, kind)
+	h := m.randomHeight()
+	klen := len(ukey) + base.TrailerLen
+
+	// Place the value: inline after the key, or on its own.
+	inline := len(value)
+	meta := uint32(h)
+	valField := uint32(len(value))
+	if inline > 0 && hdrSize+linkSize*h+klen+inline > m.w.inlineLimit() {
+		inline = 0
+		meta |= metaLargeValue
+		valField = uint32(len(m.w.large))
+		m.w.large = append(m.w.large, append([]byte(nil), value...))
+		m.publishLarge(m.w.large)
+	}
+	size := nodeSize(h, klen, inline)
+	ref, nd := m.w.allocNode(size, m.publishSlabs)
+
+	// Build the node completely before it becomes reachable.
+	binary.LittleEndian.PutUint32(nd[0:], uint32(klen))
+	binary.LittleEndian.PutUint32(nd[4:], valField)
+	binary.LittleEndian.PutUint32(nd[8:], meta)
+	ks := hdrSize + linkSize*h
+	copy(nd[ks:], ukey)
+	binary.LittleEndian.PutUint64(nd[ks+len(ukey):], trailer)
+	copy(nd[ks+klen:], value[:inline])
+
+	prevs, nexts := m.findSplice(ukey, trailer)
+	if cur := int(m.height.Load()); h > cur {
+		// Readers that see the new height before the node is linked there
+		// find no successor at the head and simply descend.
+		m.height.Store(int32(h))
+	}
+	for level := 0; level < h; level++ {
+		link(nd, level).Store(nexts[level])
+	}
+	// Publish bottom-up: once the node is reachable at level 0 it is
+	// complete, and each higher level only adds a shortcut to an already
+	// ordered list.
+	r := reader{m: m, slabs: m.w.slabs}
+	for level := 0; level < h; level++ {
+		link(r.node(prevs[level]), level).Store(ref)
+	}
+	// The node's own neighbours are the splice for the next Add.
+	for level := 0; level < h; level++ {
+		prevs[level] = ref
+	}
+	m.w.splicePrev, m.w.spliceNext, m.w.last = prevs, nexts, ref
+
+	m.count.Add(1)
+	m.size.Add(int64(size + len(value) - inline))
+}
+
+// findSplice returns, for every level, the last node before the key
+// (ukey, trailer) and its successor there: the links a new node goes
+// between. Levels at or above the list's height get (head, nil).
+//
+// It starts from the previous Add's splice. That splice is still exact for
+// any key after the previously added one (every splice node sorts before
+// it), at every level from the lowest one whose successor does not sort
+// before the key upward, because higher levels skip further. So ascending
+// inserts cost one or two comparisons, and other inserts search down from
+// the lowest valid level, which is never worse than searching from the
+// head.
+func (m *MemTable) findSplice(ukey []byte, trailer uint64) (prevs, nexts [maxHeight]uint32) {
+	r := reader{m: m, slabs: m.w.slabs}
+	prevs, nexts = m.w.splicePrev, m.w.spliceNext
+	valid := 0 // lowest level whose splice still brackets the key
+	if m.w.last == nilRef || before(r.node(m.w.last), ukey, trailer) {
+		for valid < maxHeight && nexts[valid] != nilRef && before(r.node(nexts[valid]), ukey, trailer) {
+			valid++
+		}
+	} else {
+		valid = int(m.height.Load())
+		for level := valid; level < maxHeight; level++ {
+			prevs[level], nexts[level] = headRef, nilRef
+		}
+	}
+	if valid > 0 {
+		start := headRef
+		if valid < maxHeight {
+			start = prevs[valid]
+		}
+		r.descend(start, valid-1, ukey, trailer, &prevs, &nexts)
+	}
+	return prevs, nexts
+}
+
+// Get returns the newest entry for ukey whose sequence number is at most seq
+// (seq above base.MaxSeqNum is treated as base.MaxSeqNum). found is false
+// when there is no such entry; kind == base.KindDelete means ukey is deleted
+// as of seq. value aliases memtable memory, which is never modified: callers
+// that keep it past the memtable's life copy it. Get does not allocate.
+func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, found bool) {
+	if seq > base.MaxSeqNum {
+		seq = base.MaxSeqNum
+	}
+	r := reader{m: m, slabs: *m.slabs.Load()}
+	_, next := r.findLT(ukey, base.MakeTrailer(seq, base.KindSeek), nil, nil)
+	if next == nilRef {
+		return nil, 0, false
+	}
+	nd := r.node(next)
+	ik := nodeIKey(nd)
+	n := len(ik) - base.TrailerLen
+	if !bytes.Equal(ik[:n], ukey) {
+		return nil, 0, false
+	}
+	return r.value(nd), base.Kind(ik[n]), true // the trailer's low byte is the kind
+}
+
+// ApproximateMemoryUsage returns the bytes held by the entries: node
+// headers and towers, keys with their trailers, and values. The db flushes
+// the memtable when this passes its write buffer size. The unused tails of
+// slabs are not counted, so the true footprint is slightly larger.
+func (m *MemTable) ApproximateMemoryUsage() int { return int(m.size.Load()) }
+
+// Len returns the number of entries.
+func (m *MemTable) Len() int { return int(m.count.Load()) }
+
+// Empty reports whether the memtable holds no entries.
+func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
+
+// NewIterator returns an unpositioned iterator over the memtable. It sees
+// every entry added before the call and may see entries added while it is
+// in use.
+func (m *MemTable) NewIterator() *Iterator {
+	return &Iterator{r: reader{m: m, slabs: *m.slabs.Load()}}
+}
+
+// reader resolves node references against a snapshot of the slab table,
+// refreshing the snapshot when it meets a reference to a newer slab. A
+// reference is only ever loaded after the slab holding it was published,
+// so one refresh always suffices.
+type reader struct {
+	m     *MemTable
+	slabs [][]byte
+}
+
+func (r *reader) node(ref uint32) []byte {
+	i := int(ref >> slabShift)
+	if i >= len(r.slabs) {
+		r.slabs = *r.m.slabs.Load()
+	}
+	return r.slabs[i][ref&offMask:]
+}
+
+func (r *reader) value(nd []byte) []byte {
+	v := le32(nd[4:])
+	if le32(nd[8:])&metaLargeValue != 0 {
+		b := (*r.m.large.Load())[v]
+		return b[:len(b):len(b)]
+	}
+	vs := nodeKeyStart(nd) + int(le32(nd))
+	ve := vs + int(v)
+	return nd[vs:ve:ve]
+}
+
+// findLT returns the last node sorting before the internal key (ukey,
+// trailer) (headRef when there is none) and the level-0 successor it saw:
+// the first node at or after the key, nilRef when there is none. When prevs
+// is non-nil it receives the predecessor at every level below the current
+// height and nexts the successor seen there.
+func (r *reader) findLT(ukey []byte, trailer uint64, prevs, nexts *[maxHeight]uint32) (prev, next uint32) {
+	return r.descend(headRef, int(r.m.height.Load())-1, ukey, trailer, prevs, nexts)
+}
+
+// descend is findLT starting at node x on level top, where x sorts before
+// the key.
+func (r *reader) descend(x uint32, top int, ukey []byte, trailer uint64, prevs, nexts *[maxHeight]uint32) (prev, next uint32) {
+	xnd := r.node(x)
+	known := nilRef // the last node found not to sort before the key
+	for level := top; level >= 0; level-- {
+		for {
+			nx := link(xnd, level).Load()
+			if nx == nilRef || nx == known {
+				known = nx
+				break
+			}
+			nnd := r.node(nx)
+			if !before(nnd, ukey, trailer) {
+				known = nx
+				break
+			}
+			x, xnd = nx, nnd
+		}
+		if prevs != nil {
+			prevs[level], nexts[level] = x, known
+		}
+	}
+	return x, known
+}
+
+// before reports whether node nd sorts strictly before the internal key
+// (ukey, trailer): a smaller user key, or the same user key and a larger
+// trailer (newer first).
+func before(nd []byte, ukey []byte, trailer uint64) bool {
+	ks := nodeKeyStart(nd)
+	ke := ks + int(le32(nd)) - base.TrailerLen
+	if c := bytes.Compare(nd[ks:ke], ukey); c != 0 {
+		return c < 0
+	}
+	return binary.LittleEndian.Uint64(nd[ke:]) > trailer
+}
