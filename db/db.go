@@ -494,18 +494,11 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key, seek []byte)
 		}
 		lm.filterPositives.Add(1)
 	}
-	k, v, ok, err := r.Find(seek)
+	v, kind, ok, err := r.Get(seek, key)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("bloomkv: table %06d: %w", f.FileNum, err)
 	}
 	if !ok {
-		return nil, 0, false, nil
-	}
-	ukey, _, kind, valid := base.ParseInternalKey(k)
-	if !valid {
-		return nil, 0, false, base.CorruptionErrorf("table %06d: malformed internal key", f.FileNum)
-	}
-	if !bytes.Equal(ukey, key) {
 		return nil, 0, false, nil
 	}
 	if r.HasFilter() {

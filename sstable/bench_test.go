@@ -135,7 +135,7 @@ func BenchmarkBlockSeekGE(b *testing.B) {
 	var it blockIter
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		it.init(base.CompareInternal, blk)
+		it.init(false, blk)
 		if !it.SeekGE(m[i%len(m)].key) {
 			b.Fatal("miss")
 		}

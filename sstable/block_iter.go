@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -18,7 +19,7 @@ import (
 // always alias the block. Both have their capacity clipped, so appending to
 // them never writes into the block.
 type blockIter struct {
-	cmp         func(a, b []byte) int
+	bytewise    bool // keys compare bytewise (meta blocks), not as internal keys
 	data        []byte
 	restartsOff int // start of the restart array = end of the entries
 	numRestarts int
@@ -35,8 +36,8 @@ type blockIter struct {
 
 // init points the iterator at a new block, keeping keyBuf for reuse. The
 // iterator is left unpositioned.
-func (i *blockIter) init(cmp func(a, b []byte) int, data []byte) error {
-	*i = blockIter{cmp: cmp, keyBuf: i.keyBuf[:0]}
+func (i *blockIter) init(bytewise bool, data []byte) error {
+	*i = blockIter{bytewise: bytewise, keyBuf: i.keyBuf[:0]}
 	if len(data) < 4 {
 		i.err = base.CorruptionErrorf("sstable: block of %d bytes is too short", len(data))
 		return i.err
@@ -262,7 +263,7 @@ func (i *blockIter) SeekGE(target []byte) bool {
 		if !ok {
 			return false
 		}
-		if i.cmp(k, target) < 0 {
+		if i.compare(k, target) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -275,7 +276,7 @@ func (i *blockIter) SeekGE(target []byte) bool {
 	if !i.seekRestart(start) {
 		return false
 	}
-	for i.cmp(i.key, target) < 0 {
+	for i.compare(i.key, target) < 0 {
 		if !i.decodeAt(i.nextOffset) {
 			return false
 		}
@@ -292,4 +293,13 @@ func (i *blockIter) SeekLT(target []byte) bool {
 		return false
 	}
 	return i.Last()
+}
+
+// compare orders keys of this block. A direct call, not a func value, so
+// the keys passed to seeks do not escape to the heap.
+func (i *blockIter) compare(a, b []byte) int {
+	if i.bytewise {
+		return bytes.Compare(a, b)
+	}
+	return base.CompareInternal(a, b)
 }

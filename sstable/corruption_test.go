@@ -222,7 +222,7 @@ func TestBlockDecoderCorruption(t *testing.T) {
 		d := bytes.Clone(blk)
 		binary.LittleEndian.PutUint32(d[len(d)-4:], n)
 		var it blockIter
-		if err := it.init(base.CompareInternal, d); !errors.Is(err, base.ErrCorruption) {
+		if err := it.init(false, d); !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("restart count %d: %v", n, err)
 		}
 	}
@@ -232,7 +232,7 @@ func TestBlockDecoderCorruption(t *testing.T) {
 // with bounded loops, and returns how many entries a forward scan saw.
 func walkBlock(data, target []byte) int {
 	var it blockIter
-	if it.init(base.CompareInternal, data) != nil {
+	if it.init(false, data) != nil {
 		return 0
 	}
 	n := 0
@@ -262,7 +262,7 @@ func walkBlock(data, target []byte) int {
 func blockTypes(t testing.TB, data []byte) (raw, compressed int) {
 	r := openTable(t, data, ReaderOptions{})
 	var idx blockIter
-	idx.init(base.CompareInternal, r.index)
+	idx.init(false, r.index)
 	for ok := idx.First(); ok; ok = idx.Next() {
 		h, _, err := decodeHandle(idx.Value())
 		if err != nil {

@@ -47,7 +47,7 @@ func FuzzBlock(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, []byte("x"))
 	f.Fuzz(func(t *testing.T, data, target []byte) {
 		var it blockIter
-		if err := it.init(base.CompareInternal, data); err != nil {
+		if err := it.init(false, data); err != nil {
 			if !errors.Is(err, base.ErrCorruption) {
 				t.Fatalf("init error %v does not wrap ErrCorruption", err)
 			}
@@ -72,7 +72,7 @@ func FuzzBlock(f *testing.F) {
 			n++
 		}
 		var it2 blockIter
-		it2.init(base.CompareInternal, data)
+		it2.init(false, data)
 		if it2.SeekGE(target) {
 			if base.CompareInternal(it2.Key(), target) < 0 {
 				t.Fatalf("SeekGE(%q) landed on smaller key %q", target, it2.Key())

@@ -38,7 +38,7 @@ func (it *Iterator) loadBlock() bool {
 	if err != nil {
 		return it.fail(err)
 	}
-	if err := it.data.init(base.CompareInternal, b); err != nil {
+	if err := it.data.init(false, b); err != nil {
 		return it.fail(err)
 	}
 	it.dataOK = true

@@ -103,7 +103,7 @@ func (p *Properties) encode() [][2][]byte {
 // that later writers may add properties.
 func decodeProperties(block []byte) (*Properties, error) {
 	var it blockIter
-	if err := it.init(bytes.Compare, block); err != nil {
+	if err := it.init(true, block); err != nil {
 		return nil, err
 	}
 	p := &Properties{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -143,7 +144,7 @@ func findPolicy(ps []filter.Policy, name string) filter.Policy {
 // meta block, where the data blocks must end.
 func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt blockHandle, filterName string, metaStart uint64, err error) {
 	var it blockIter
-	if err = it.init(bytes.Compare, block); err != nil {
+	if err = it.init(true, block); err != nil {
 		return
 	}
 	metaStart = metaindexOff
@@ -198,7 +199,7 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt 
 // properties say.
 func (r *Reader) checkIndex() error {
 	var it blockIter
-	if err := it.init(base.CompareInternal, r.index); err != nil {
+	if err := it.init(false, r.index); err != nil {
 		return err
 	}
 	var prevKey []byte
@@ -363,7 +364,7 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 		return nil, nil, false, errClosed
 	}
 	var idx blockIter
-	if err := idx.init(base.CompareInternal, r.index); err != nil {
+	if err := idx.init(false, r.index); err != nil {
 		return nil, nil, false, err
 	}
 	var data blockIter
@@ -376,7 +377,7 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if err := data.init(base.CompareInternal, b); err != nil {
+		if err := data.init(false, b); err != nil {
 			return nil, nil, false, err
 		}
 		if data.SeekGE(ikey) {
@@ -391,6 +392,60 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 	return nil, nil, false, idx.Error()
 }
 
+// getIters are the block iterators of one Get, pooled so that a lookup
+// allocates nothing (their key buffers are reused).
+type getIters struct{ idx, data blockIter }
+
+var getItersPool sync.Pool
+
+// Get finds the entry a point lookup needs: the first entry whose internal
+// key is >= seek (built by the caller from ukey and its snapshot sequence
+// number), if its user key is ukey. It returns that entry's value and kind;
+// found is false when the table holds no visible entry of ukey. Like Find
+// it does not consult the filter, but it allocates nothing of its own: the
+// value aliases an immutable block and stays valid.
+func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found bool, err error) {
+	if r.closed {
+		return nil, 0, false, errClosed
+	}
+	its, _ := getItersPool.Get().(*getIters)
+	if its == nil {
+		its = new(getIters)
+	}
+	defer getItersPool.Put(its)
+	idx, data := &its.idx, &its.data
+	if err := idx.init(false, r.index); err != nil {
+		return nil, 0, false, err
+	}
+	for valid := idx.SeekGE(seek); valid; valid = idx.Next() {
+		h, _, err := decodeHandle(idx.Value())
+		if err != nil {
+			return nil, 0, false, err
+		}
+		b, err := r.readDataBlock(h)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if err := data.init(false, b); err != nil {
+			return nil, 0, false, err
+		}
+		if data.SeekGE(seek) {
+			k, _, kind, ok := base.ParseInternalKey(data.Key())
+			if !ok {
+				return nil, 0, false, base.CorruptionErrorf("sstable: malformed internal key in a data block")
+			}
+			if !bytes.Equal(k, ukey) {
+				return nil, 0, false, nil
+			}
+			return data.Value(), kind, true, nil
+		}
+		if err := data.Error(); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	return nil, 0, false, idx.Error()
+}
+
 // NewIterator returns an iterator over the whole table. It reads data
 // blocks lazily, through the block cache.
 func (r *Reader) NewIterator() *Iterator {
@@ -399,7 +454,7 @@ func (r *Reader) NewIterator() *Iterator {
 		it.err = errClosed
 		return it
 	}
-	if err := it.index.init(base.CompareInternal, r.index); err != nil {
+	if err := it.index.init(false, r.index); err != nil {
 		it.err = err
 	}
 	return it
@@ -434,7 +489,7 @@ func (r *Reader) VerifyChecksums() error {
 		return err
 	}
 	var mi blockIter
-	if err := mi.init(bytes.Compare, metaindex); err != nil {
+	if err := mi.init(true, metaindex); err != nil {
 		return err
 	}
 	for ok := mi.First(); ok; ok = mi.Next() {
@@ -454,7 +509,7 @@ func (r *Reader) VerifyChecksums() error {
 	}
 
 	var idx, data blockIter
-	if err := idx.init(base.CompareInternal, r.index); err != nil {
+	if err := idx.init(false, r.index); err != nil {
 		return err
 	}
 	var prev []byte
@@ -471,7 +526,7 @@ func (r *Reader) VerifyChecksums() error {
 		if err != nil {
 			return err
 		}
-		if err := data.init(base.CompareInternal, b); err != nil {
+		if err := data.init(false, b); err != nil {
 			return err
 		}
 		empty := true

@@ -69,6 +69,22 @@ func checkTable(t *testing.T, r *Reader, m model, rng *rand.Rand, probes int) {
 		if ok != (j < len(m)) || (ok && (!bytes.Equal(k, m[j].key) || !bytes.Equal(v, m[j].value))) {
 			t.Fatalf("Find(%s) = %s %v, want index %d of %d", base.FormatInternalKey(ik), base.FormatInternalKey(k), ok, j, len(m))
 		}
+		// Get: the same entry, when its user key is the probe's.
+		uk := base.UserKey(ik)
+		gv, gkind, found, err := r.Get(ik, uk)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", base.FormatInternalKey(ik), err)
+		}
+		wantFound := j < len(m) && bytes.Equal(base.UserKey(m[j].key), uk)
+		if found != wantFound {
+			t.Fatalf("Get(%s) found=%v, want %v", base.FormatInternalKey(ik), found, wantFound)
+		}
+		if found {
+			_, _, wkind, _ := base.ParseInternalKey(m[j].key)
+			if gkind != wkind || !bytes.Equal(gv, m[j].value) {
+				t.Fatalf("Get(%s) = %v %q, want %v %q", base.FormatInternalKey(ik), gkind, gv, wkind, m[j].value)
+			}
+		}
 
 		// SeekGE then a few steps in either direction.
 		ok = it.SeekGE(ik)

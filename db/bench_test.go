@@ -1,0 +1,132 @@
+package db
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"sync"
+	"testing"
+)
+
+// benchStores maps a key count to a store built once per test binary: a
+// benchmark function runs several times (b.N = 1 first), and b.TempDir
+// is removed after each run.
+var (
+	benchStores sync.Map
+	benchRoot   string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchRoot != "" {
+		os.RemoveAll(benchRoot)
+	}
+	os.Exit(code)
+}
+
+// benchDB returns a store of n keys ("%016d" of 0, 2, 4, ...; 100-byte
+// values), flushed and compacted, reopened so reads start cold.
+func benchDB(b *testing.B, n int) *DB {
+	b.Helper()
+	key := fmt.Sprint(n)
+	dir, ok := benchStores.Load(key)
+	if !ok {
+		if benchRoot == "" {
+			r, err := os.MkdirTemp("", "bloomkv-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchRoot = r
+		}
+		d := fmt.Sprintf("%s/%d", benchRoot, n)
+		db := mustOpen(b, d, nil)
+		rng := rand.New(rand.NewSource(1))
+		val := make([]byte, 100)
+		var batch Batch
+		for _, i := range rng.Perm(n) {
+			rng.Read(val[:50])
+			copy(val[50:], val[:50])
+			batch.Put([]byte(fmt.Sprintf("%016d", 2*i)), val)
+			if batch.Count() == 1000 {
+				if err := db.Write(&batch, nil); err != nil {
+					b.Fatal(err)
+				}
+				batch.Reset()
+			}
+		}
+		db.Write(&batch, nil)
+		if err := db.CompactRange(nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+		benchStores.Store(key, d)
+		dir = d
+	}
+	return mustOpen(b, dir.(string), nil)
+}
+
+func BenchmarkGet(b *testing.B) {
+	const n = 200000
+	for _, tc := range []struct {
+		name    string
+		present bool
+	}{{"present", true}, {"absent", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			d := benchDB(b, n)
+			defer d.Close()
+			keys := make([][]byte, 4096)
+			rng := rand.New(rand.NewSource(2))
+			for i := range keys {
+				k := 2 * rng.Intn(n)
+				if !tc.present {
+					k++
+				}
+				keys[i] = []byte(fmt.Sprintf("%016d", k))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, err := d.Get(keys[i&4095], nil)
+				if tc.present && err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGetParallel(b *testing.B) {
+	const n = 200000
+	d := benchDB(b, n)
+	defer d.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewSource(rand.Int63()))
+		var k [16]byte
+		for pb.Next() {
+			copy(k[:], fmt.Sprintf("%016d", 2*rng.Intn(n)))
+			if _, err := d.Get(k[:], nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkPut(b *testing.B) {
+	d := mustOpen(b, b.TempDir(), nil)
+	defer d.Close()
+	rng := rand.New(rand.NewSource(3))
+	val := make([]byte, 100)
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("%016d", rng.Intn(1<<30)))
+	}
+	b.ReportAllocs()
+	b.SetBytes(116)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := d.Put(keys[i&(1<<16-1)], val, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
