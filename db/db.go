@@ -37,7 +37,7 @@ type DB struct {
 	visibleSeq atomic.Uint64
 	rs         atomic.Pointer[readState]
 	closed     atomic.Bool
-	reads      atomic.Int64 // Gets and iterator steps in flight (Close waits)
+	reads      counter // Gets and iterator steps in flight (Close waits)
 
 	// copts shape the tree; pointers are the per-level round-robin
 	// compaction cursors.

@@ -14,7 +14,7 @@ const NumLevels = manifest.NumLevels
 // counters are the DB's running totals, updated with atomics.
 type counters struct {
 	levels      [NumLevels]levelCounters
-	gets        atomic.Int64
+	gets        counter
 	walBytes    atomic.Int64
 	walSyncs    atomic.Int64
 	writeNanos  atomic.Int64
