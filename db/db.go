@@ -130,18 +130,41 @@ func (d *DB) writerOptions(level int) sstable.WriterOptions {
 
 // Put sets key to value. The DB copies both.
 func (d *DB) Put(key, value []byte, wo *WriteOptions) error {
-	var b Batch
-	b.rep = make([]byte, batchHeaderLen, batchHeaderLen+len(key)+len(value)+12)
+	b := getBatch()
 	b.Put(key, value)
-	return d.Write(&b, wo)
+	err := d.Write(b, wo)
+	putBatch(b)
+	return err
 }
 
 // Delete removes key. Deleting a missing key is not an error.
 func (d *DB) Delete(key []byte, wo *WriteOptions) error {
-	var b Batch
-	b.rep = make([]byte, batchHeaderLen, batchHeaderLen+len(key)+6)
+	b := getBatch()
 	b.Delete(key)
-	return d.Write(&b, wo)
+	err := d.Write(b, wo)
+	putBatch(b)
+	return err
+}
+
+// Put and Delete reuse their one-write batches, and every write reuses
+// its queue entry: nothing holds either once Write returns.
+var (
+	batchPool  sync.Pool
+	writerPool = sync.Pool{New: func() any { return new(writer) }}
+)
+
+func getBatch() *Batch {
+	if b, ok := batchPool.Get().(*Batch); ok {
+		b.Reset()
+		return b
+	}
+	return new(Batch)
+}
+
+func putBatch(b *Batch) {
+	if cap(b.rep) <= 64<<10 {
+		batchPool.Put(b)
+	}
 }
 
 // Write applies a batch atomically: readers and recovery see all of it or
@@ -162,8 +185,10 @@ func (d *DB) Write(b *Batch, wo *WriteOptions) error {
 const maxGroupBytes = 1 << 20
 
 func (d *DB) write(b *Batch, sync bool) error {
-	w := &writer{batch: b, sync: sync}
+	w := writerPool.Get().(*writer)
+	*w = writer{batch: b, sync: sync}
 	w.cond.L = &d.mu
+	defer writerPool.Put(w)
 	d.mu.Lock()
 	if d.isClosed {
 		d.mu.Unlock()
