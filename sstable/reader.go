@@ -287,6 +287,27 @@ func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, er
 	return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, typ)
 }
 
+// readBufPool holds buffers for reading compressed data blocks, which are
+// garbage as soon as they are decoded.
+var readBufPool sync.Pool
+
+const maxPooledReadBuf = 256 << 10
+
+func getReadBuf(n int) *[]byte {
+	if p, ok := readBufPool.Get().(*[]byte); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, max(n, 8<<10))
+	return &b
+}
+
+func putReadBuf(p *[]byte) {
+	if cap(*p) <= maxPooledReadBuf {
+		readBufPool.Put(p)
+	}
+}
+
 // readDataBlock returns the decompressed data block h, from the cache when
 // it is there.
 func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
@@ -306,15 +327,24 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 			st.CacheMisses.Add(1)
 		}
 	}
-	buf := make([]byte, h.size+BlockTrailerLen)
+	n := int(h.size + BlockTrailerLen)
+	pb := getReadBuf(n)
+	buf := *pb
 	if err := r.readAt(buf, h.offset); err != nil {
+		putReadBuf(pb)
 		return nil, err
 	}
 	if st != nil {
 		st.DataBlocksRead.Add(1)
 		st.DataBlockBytesRead.Add(int64(len(buf)))
 	}
+	compressed := Compression(buf[n-BlockTrailerLen]) == SnappyCompression
 	b, err := decodeStoredBlock(buf, h, r.opts.skipChecksums)
+	if compressed || err != nil {
+		// The block was decoded into a buffer of its own (or not at all):
+		// the read buffer can serve the next miss.
+		putReadBuf(pb)
+	}
 	if err != nil {
 		return nil, err
 	}
