@@ -100,9 +100,10 @@ func (d *DB) runCompactionLocked(c *compaction.Compaction) error {
 		edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: out, Meta: m})
 	}
 	if err := d.vs.logAndApply(edit); err != nil {
+		// The outputs stay: a failed MANIFEST write or sync may still have
+		// made the edit durable. The next Open removes them if unnamed.
 		for _, m := range metas {
 			d.tables.evict(m.FileNum)
-			_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
 		}
 		return err
 	}

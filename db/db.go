@@ -339,6 +339,18 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		// Switch to a new log and memtable; flush the old one.
 		num := d.vs.newFileNum()
 		f, err := d.fs.Create(logFileName(d.dirname, num))
+		if err == nil {
+			// The new log's directory entry must be durable before a synced
+			// write in it is acknowledged, and the old log's tail before a
+			// write in the new one can outlive it in a crash (no holes).
+			if err = d.fs.SyncDir(d.dirname); err == nil {
+				err = d.logFile.Sync()
+			}
+			if err != nil {
+				f.Close()
+				_ = d.fs.Remove(logFileName(d.dirname, num))
+			}
+		}
 		if err != nil {
 			err = fmt.Errorf("bloomkv: create log: %w", err)
 			d.setBGErrorLocked(err)
@@ -391,9 +403,11 @@ func (d *DB) flushLoop() {
 			err = d.vs.logAndApply(edit)
 		}
 		if err != nil {
+			// The table stays: a failed MANIFEST write or sync may still
+			// have made the edit durable. The next Open removes it if the
+			// MANIFEST does not name it.
 			if meta != nil {
 				d.tables.evict(meta.FileNum)
-				_ = d.fs.Remove(tableFileName(d.dirname, meta.FileNum))
 			}
 			d.setBGErrorLocked(fmt.Errorf("bloomkv: flush: %w", err))
 			break

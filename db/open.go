@@ -40,7 +40,7 @@ func (d *DB) open() (err error) {
 	lockExisted := slices.Contains(names, "LOCK")
 	lock, err := d.fs.Lock(lockFileName(d.dirname))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrLocked, err)
+		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	d.lock = lock
 	defer func() {
@@ -61,14 +61,26 @@ func (d *DB) open() (err error) {
 		if err := d.vs.recover(); err != nil {
 			return err
 		}
+		if err := checkLiveFiles(names, d.vs); err != nil {
+			return err
+		}
 	} else {
 		if d.opts.ErrorIfMissing {
 			return ErrDBMissing
 		}
+		// A crash while a store was being created can leave a MANIFEST and
+		// an empty log without CURRENT: no write was acknowledged yet, so
+		// they are leftovers (deleteObsoleteFiles removes them). A table or
+		// a log with data means a store lost its CURRENT.
 		for _, name := range names {
-			if t, _, ok := parseFileName(name); ok && (t == fileTypeManifest || t == fileTypeTable || t == fileTypeLog) {
-				return fmt.Errorf("%w: directory holds %s but no CURRENT; refusing to create a store over it", ErrCorruption, name)
+			t, num, ok := parseFileName(name)
+			if !ok || (t != fileTypeTable && t != fileTypeLog) {
+				continue
 			}
+			if fi, err := d.fs.Stat(logFileName(d.dirname, num)); t == fileTypeLog && err == nil && fi.Size() == 0 {
+				continue
+			}
+			return fmt.Errorf("%w: directory holds %s but no CURRENT; refusing to create a store over it", ErrCorruption, name)
 		}
 		d.vs.current = new(manifest.Version)
 		d.vs.nextFileNum = 1
@@ -152,8 +164,9 @@ func (d *DB) open() (err error) {
 	}
 	d.log = wal.NewWriter(d.logFile)
 	if err := d.vs.writeNewManifest(v, d.logNum); err != nil {
+		// The empty log stays: CURRENT may already name the MANIFEST that
+		// names it. The next Open removes it if not.
 		d.logFile.Close()
-		_ = d.fs.Remove(logFileName(d.dirname, d.logNum))
 		return err
 	}
 	d.mem = memtable.New()
@@ -213,7 +226,9 @@ func (d *DB) replayLog(num uint64) ([]*manifest.FileMetadata, uint64, error) {
 		}
 		if err != nil {
 			err = fmt.Errorf("log %06d record %d: %w", num, records, err)
-			if d.opts.ParanoidChecks {
+			// Only damaged records are skipped: the reader's I/O errors are
+			// sticky, so skipping one would loop forever.
+			if d.opts.ParanoidChecks || !errors.Is(err, ErrCorruption) {
 				return metas, 0, err
 			}
 			dropped++
@@ -297,4 +312,30 @@ func (d *DB) deleteObsoleteFiles() {
 			}
 		}
 	}
+}
+
+// checkLiveFiles requires the files the recovered MANIFEST depends on to
+// exist: every table of the version, and the log it names (a log is only
+// deleted after a later edit moved the log number past it). A MANIFEST whose
+// last records were lost (a damaged length makes a record look like a torn
+// tail) describes an older version whose files are gone; without this
+// check Open would accept it and lose data silently.
+func checkLiveFiles(names []string, vs *versionSet) error {
+	tables, logs := map[uint64]bool{}, map[uint64]bool{}
+	for _, name := range names {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeTable {
+			tables[num] = true
+		} else if ok && t == fileTypeLog {
+			logs[num] = true
+		}
+	}
+	for _, num := range vs.current.AllFileNums() {
+		if !tables[num] {
+			return fmt.Errorf("%w: MANIFEST-%06d names table %06d, which is missing", ErrCorruption, vs.manifestNum, num)
+		}
+	}
+	if vs.logNum != 0 && !logs[vs.logNum] {
+		return fmt.Errorf("%w: MANIFEST-%06d names log %06d, which is missing", ErrCorruption, vs.manifestNum, vs.logNum)
+	}
+	return nil
 }

@@ -154,11 +154,19 @@ func (vs *versionSet) writeNewManifest(v *manifest.Version, logNum uint64) error
 		err = f.Sync()
 	}
 	if err == nil {
-		err = setCurrent(vs.fs, vs.dirname, num)
+		// The new MANIFEST and every file it names must have durable
+		// directory entries before CURRENT points at it.
+		err = vs.fs.SyncDir(vs.dirname)
+	}
+	switched := false
+	if err == nil {
+		switched, err = setCurrent(vs.fs, vs.dirname, num)
 	}
 	if err != nil {
 		f.Close()
-		_ = vs.fs.Remove(name)
+		if !switched { // once CURRENT may name it, it must stay
+			_ = vs.fs.Remove(name)
+		}
 		return err
 	}
 	if vs.manifestFile != nil {
@@ -170,11 +178,13 @@ func (vs *versionSet) writeNewManifest(v *manifest.Version, logNum uint64) error
 }
 
 // setCurrent atomically points CURRENT at MANIFEST-num.
-func setCurrent(fsys vfs.FS, dirname string, num uint64) error {
+// switched reports that the rename happened (CURRENT may name num even
+// if err is set).
+func setCurrent(fsys vfs.FS, dirname string, num uint64) (switched bool, err error) {
 	tmp := tempFileName(dirname, num)
 	f, err := fsys.Create(tmp)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = fmt.Fprintf(f, "MANIFEST-%06d\n", num)
 	if err == nil {
@@ -185,14 +195,15 @@ func setCurrent(fsys vfs.FS, dirname string, num uint64) error {
 	}
 	if err == nil {
 		err = fsys.Rename(tmp, currentFileName(dirname))
+		switched = err == nil
 	}
 	if err == nil {
 		err = fsys.SyncDir(dirname)
 	}
-	if err != nil {
+	if err != nil && !switched {
 		_ = fsys.Remove(tmp)
 	}
-	return err
+	return switched, err
 }
 
 // logAndApply appends edit to the MANIFEST, syncs it, and installs the
@@ -206,6 +217,13 @@ func (vs *versionSet) logAndApply(edit *manifest.VersionEdit) error {
 	v, err := b.Finish()
 	if err != nil {
 		return err
+	}
+	// The tables and the log an edit names must have durable directory
+	// entries before the edit that refers to them is durable.
+	if len(edit.NewFiles) > 0 || edit.HasLogNumber {
+		if err := vs.fs.SyncDir(vs.dirname); err != nil {
+			return fmt.Errorf("MANIFEST: syncing directory: %w", err)
+		}
 	}
 	if err := vs.manifestWriter.AddRecord(edit.Encode(nil)); err != nil {
 		return fmt.Errorf("MANIFEST write: %w", err)

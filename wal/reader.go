@@ -3,6 +3,7 @@ package wal
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -78,6 +79,9 @@ func (r *Reader) Next() ([]byte, error) {
 		}
 		recEnd := r.pos + headerSize + length
 		if recEnd > r.end {
+			if r.last && recEnd <= BlockSize && r.fragmentWithin(binary.LittleEndian.Uint32(h[0:4])) {
+				return nil, r.dropBlock("fragment length %d runs past the end of the log, but a shorter fragment checksums", length)
+			}
 			if r.last && recEnd <= BlockSize {
 				// The payload was cut short by the end of the file.
 				r.dropped += int64(r.end - r.pos)
@@ -219,4 +223,22 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// fragmentWithin reports whether the bytes after the header at r.pos,
+// taken to some length no longer than what the file holds, have checksum
+// sum. A torn write leaves a prefix of its fragment, which checksums at no
+// length (but by a 2^-32 chance per length); a damaged length field leaves
+// the whole fragment behind the header, which does.
+func (r *Reader) fragmentWithin(sum uint32) bool {
+	c := crc32.Update(0, castagnoli, r.block[r.pos+6:r.pos+headerSize])
+	for i := r.pos + headerSize; ; i++ {
+		if maskCRC(c) == sum {
+			return true
+		}
+		if i == r.end {
+			return false
+		}
+		c = crc32.Update(c, castagnoli, r.block[i:i+1])
+	}
 }

@@ -14,22 +14,43 @@ import (
 )
 
 // MemFS is an in-memory FS for tests. It is safe for concurrent use.
+//
+// Besides the current state of every file, a MemFS tracks what a machine
+// crash would leave behind: for each file, how many of its bytes a File.Sync
+// made durable, and for each directory, the entries (names and the files
+// they point to) as of its last SyncDir, plus the creations, renames and
+// removals made since, in order. CrashClone builds the state after a
+// simulated crash from that record; Clone copies the current state.
+// Directories themselves (MkdirAll, removing an empty directory) are durable
+// at once.
 type MemFS struct {
 	mu    sync.Mutex
 	files map[string]*memNode
 	dirs  map[string]bool
 	locks map[string]bool
+
+	// durable holds the entries that survive a crash whatever happens to
+	// the unsynced directory operations: each directory's entries as of its
+	// last SyncDir. pending lists the entry changes made since, oldest first.
+	durable map[string]*memNode
+	pending []dirOp
 }
 
 type memNode struct {
 	mu      sync.RWMutex
 	data    []byte
+	synced  int // data[:synced] survives a crash
 	modTime time.Time
 }
 
 // NewMem returns an empty in-memory file system whose root "/" exists.
 func NewMem() *MemFS {
-	return &MemFS{files: map[string]*memNode{}, dirs: map[string]bool{"/": true, ".": true}, locks: map[string]bool{}}
+	return &MemFS{
+		files:   map[string]*memNode{},
+		dirs:    map[string]bool{"/": true, ".": true},
+		locks:   map[string]bool{},
+		durable: map[string]*memNode{},
+	}
 }
 
 func clean(name string) string { return filepath.Clean(name) }
@@ -52,6 +73,7 @@ func (m *MemFS) Create(name string) (File, error) {
 	}
 	n := &memNode{modTime: time.Now()}
 	m.files[name] = n
+	m.logOp(dirOp{kind: opLink, name: name, node: n})
 	return &memFile{node: n, name: name, write: true}, nil
 }
 
@@ -74,8 +96,9 @@ func (m *MemFS) Remove(name string) error {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.files[name]; ok {
+	if n, ok := m.files[name]; ok {
 		delete(m.files, name)
+		m.logOp(dirOp{kind: opUnlink, name: name, node: n})
 		return nil
 	}
 	if m.dirs[name] {
@@ -105,6 +128,12 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	}
 	delete(m.files, oldname)
 	m.files[newname] = n
+	if filepath.Dir(oldname) == filepath.Dir(newname) {
+		m.logOp(dirOp{kind: opRename, name: newname, old: oldname, node: n})
+	} else {
+		m.logOp(dirOp{kind: opUnlink, name: oldname, node: n})
+		m.logOp(dirOp{kind: opLink, name: newname, node: n})
+	}
 	return nil
 }
 
@@ -176,7 +205,9 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 		return nil, &os.PathError{Op: "lock", Path: name, Err: fs.ErrNotExist}
 	}
 	if _, ok := m.files[name]; !ok {
-		m.files[name] = &memNode{modTime: time.Now()}
+		n := &memNode{modTime: time.Now()}
+		m.files[name] = n
+		m.logOp(dirOp{kind: opLink, name: name, node: n})
 	}
 	m.locks[name] = true
 	return memLock{m, name}, nil
@@ -194,8 +225,34 @@ func (l memLock) Close() error {
 	return nil
 }
 
-// SyncDir implements FS.
-func (m *MemFS) SyncDir(dir string) error { return nil }
+// SyncDir implements FS: the directory's current entries become durable.
+func (m *MemFS) SyncDir(dir string) error {
+	dir = clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.dirs[dir] {
+		return &os.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
+	}
+	for name := range m.durable {
+		if filepath.Dir(name) == dir {
+			delete(m.durable, name)
+		}
+	}
+	for name, n := range m.files {
+		if filepath.Dir(name) == dir {
+			m.durable[name] = n
+		}
+	}
+	kept := m.pending[:0]
+	for _, op := range m.pending {
+		if op.dir() != dir {
+			kept = append(kept, op)
+		}
+	}
+	clear(m.pending[len(kept):])
+	m.pending = kept
+	return nil
+}
 
 type memFile struct {
 	node   *memNode
@@ -264,6 +321,9 @@ func (f *memFile) Sync() error {
 	if f.closed {
 		return errClosed
 	}
+	f.node.mu.Lock()
+	f.node.synced = len(f.node.data)
+	f.node.mu.Unlock()
 	return nil
 }
 

@@ -1,7 +1,24 @@
 // Package vfs is the file-system seam of the engine: every file bloomkv
 // reads or writes goes through an FS, so tests can count, fail, or crash
-// what the engine does to its files. Default is the operating system's file
-// system; NewMem returns an in-memory one.
+// what the engine does to its files.
+//
+// Three implementations:
+//
+//   - Default, the operating system's file system.
+//   - MemFS (NewMem), an in-memory one that also records what is durable:
+//     each file's synced length, and each directory's entries as of its
+//     last SyncDir. CrashClone returns the state a machine crash could
+//     leave: synced bytes and synced entries always, a random part of the
+//     rest (a prefix of each file's unsynced tail; each unsynced create,
+//     rename or remove kept or undone).
+//   - FaultFS (NewFaultFS), a wrapper that fails the operations an Injector
+//     picks (the Nth write, every sync of a path, ENOSPC from some point on,
+//     or at random with a seed). Every injected error matches ErrInjected
+//     with errors.Is and unwraps to its cause.
+//
+// Invariants: a MemFS never loses a synced byte or an entry made durable by
+// SyncDir in a CrashClone; a FaultFS performs no part of a failed operation
+// except the first half of a Write an injector marked Torn.
 package vfs
 
 import (
