@@ -35,9 +35,10 @@ type Builder interface {
 }
 
 // BitsPerKeyer is implemented by the policies whose filters are sized by a
-// bits-per-key budget: both Bloom policies of this package. Other packages
-// use it to record a table's filter parameters (sstable properties) and to
-// report them (kvbench, kvtool), via a type assertion on a Policy.
+// bits-per-key budget: the three Bloom policies of this package (standard,
+// LevelDB and blocked; not the binary fuse policy). Other packages use it to
+// record a table's filter parameters (sstable properties) and to report them
+// (kvbench, kvtool), via a type assertion on a Policy.
 type BitsPerKeyer interface {
 	// BitsPerKey is the budget after clamping to [MinBitsPerKey,
 	// MaxBitsPerKey].
@@ -49,9 +50,10 @@ type BitsPerKeyer interface {
 
 const (
 	// MinBitsPerKey is the smallest bits-per-key budget a Bloom policy uses;
-	// a smaller (zero or negative) argument to NewBloomPolicy or
-	// NewLevelDBBloomPolicy is raised to it. Callers that want to reject bad
-	// options (such as package db) validate them before calling.
+	// a smaller (zero or negative) argument to NewBloomPolicy,
+	// NewLevelDBBloomPolicy or NewBlockedBloomPolicy is raised to it.
+	// Callers that want to reject bad options (such as package db) validate
+	// them before calling.
 	MinBitsPerKey = 1
 
 	// MaxBitsPerKey is the largest bits-per-key budget a Bloom policy uses;

@@ -16,13 +16,18 @@ func policies() []Policy {
 		NewLevelDBBloomPolicy(10),
 		NewLevelDBBloomPolicy(1),
 		NewLevelDBBloomPolicy(45),
+		NewBlockedBloomPolicy(10),
+		NewBlockedBloomPolicy(1),
+		NewBlockedBloomPolicy(45),
+		NewBinaryFusePolicy(8),
+		NewBinaryFusePolicy(16),
 		None,
 	}
 }
 
 func TestNamesDistinct(t *testing.T) {
 	names := map[string]bool{}
-	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), None} {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8), None} {
 		if p.Name() == "" {
 			t.Fatalf("%T has an empty name", p)
 		}
@@ -41,6 +46,12 @@ func TestNamesDistinct(t *testing.T) {
 	if NewBloomPolicy(3).Name() != NewBloomPolicy(20).Name() {
 		t.Error("bloom name depends on bits per key")
 	}
+	if got := NewBlockedBloomPolicy(10).Name(); got != BlockedBloomPolicyName {
+		t.Errorf("blocked bloom name = %q, want %q", got, BlockedBloomPolicyName)
+	}
+	if got := NewBinaryFusePolicy(16).Name(); got != BinaryFusePolicyName || got != NewBinaryFusePolicy(8).Name() {
+		t.Errorf("binary fuse name = %q, want %q for both sizes (the size is in the filter)", got, BinaryFusePolicyName)
+	}
 }
 
 func TestNone(t *testing.T) {
@@ -51,7 +62,7 @@ func TestNone(t *testing.T) {
 	if p != None {
 		t.Error("a nonePolicy value does not compare equal to None")
 	}
-	for _, q := range []Policy{nil, NewBloomPolicy(10), NewLevelDBBloomPolicy(10)} {
+	for _, q := range []Policy{nil, NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8)} {
 		if IsNone(q) {
 			t.Errorf("IsNone(%T) = true", q)
 		}
@@ -72,6 +83,9 @@ func TestNone(t *testing.T) {
 	if _, ok := None.(BitsPerKeyer); ok {
 		t.Error("None implements BitsPerKeyer")
 	}
+	if _, ok := NewBinaryFusePolicy(8).(BitsPerKeyer); ok {
+		t.Error("the binary fuse policy implements BitsPerKeyer: its size is not a bits-per-key budget")
+	}
 }
 
 func TestBitsPerKeyer(t *testing.T) {
@@ -87,6 +101,10 @@ func TestBitsPerKeyer(t *testing.T) {
 		{NewLevelDBBloomPolicy(10), 10, 6, "leveldb 10"},
 		{NewLevelDBBloomPolicy(-1), 1, 1, "leveldb -1 clamps to 1"},
 		{NewLevelDBBloomPolicy(20), 20, 13, "leveldb 20"},
+		{NewBlockedBloomPolicy(10), 10, 6, "blocked 10"},
+		{NewBlockedBloomPolicy(20), 20, 11, "blocked 20"},
+		{NewBlockedBloomPolicy(-1), 1, 1, "blocked -1 clamps to 1"},
+		{NewBlockedBloomPolicy(1 << 30), MaxBitsPerKey, MaxProbes, "blocked huge clamps"},
 	}
 	for _, tc := range tests {
 		bk, ok := tc.p.(BitsPerKeyer)
@@ -176,16 +194,22 @@ func randKey(rng *rand.Rand) []byte {
 	return k
 }
 
-// TestEmptyFilterMatchesNothing: a filter built from no keys is all zero
-// bits, so no key may match it.
+// TestEmptyFilterMatchesNothing: a filter built from no keys (all zero
+// bits, or a binary fuse filter of no slots) matches no key.
 func TestEmptyFilterMatchesNothing(t *testing.T) {
+	emptySize := map[string]int{
+		BloomPolicyName:        64/8 + 1,
+		LevelDBBloomPolicyName: 64/8 + 1,
+		BlockedBloomPolicyName: 64 + 1,
+		BinaryFusePolicyName:   fuseTrailerLen,
+	}
 	for _, p := range policies() {
 		if IsNone(p) {
 			continue
 		}
 		f := emptyFilter(p)
-		if len(f) != 64/8+1 {
-			t.Errorf("%s: empty filter is %d bytes, want 9", p.Name(), len(f))
+		if len(f) != emptySize[p.Name()] {
+			t.Errorf("%s: empty filter is %d bytes, want %d", p.Name(), len(f), emptySize[p.Name()])
 		}
 		for _, k := range []string{"", "hello", "world", "x"} {
 			if p.MayContain(f, []byte(k)) {
@@ -247,7 +271,8 @@ func TestUnreadableFiltersMayContain(t *testing.T) {
 }
 
 func TestMayContainDoesNotAllocate(t *testing.T) {
-	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), None} {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10),
+		NewBinaryFusePolicy(8), NewBinaryFusePolicy(16), None} {
 		b := p.NewBuilder()
 		for i := 0; i < 1000; i++ {
 			b.AddKey([]byte(fmt.Sprint(i)))
@@ -267,6 +292,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{NewBloomPolicy(10), true}, {NewBloomPolicy(0), true}, {NewBloomPolicy(-1), false},
 		{NewLevelDBBloomPolicy(10), true}, {NewLevelDBBloomPolicy(-3), false}, {None, true},
+		{NewBlockedBloomPolicy(10), true}, {NewBlockedBloomPolicy(-1), false},
+		{NewBinaryFusePolicy(8), true}, {NewBinaryFusePolicy(16), true}, {NewBinaryFusePolicy(12), false},
 	} {
 		if err := Validate(tc.p); (err == nil) != tc.ok {
 			t.Errorf("Validate(%s) = %v, want ok=%v", tc.p.Name(), err, tc.ok)

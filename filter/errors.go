@@ -1,0 +1,26 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrInvalidArgument is wrapped by the errors of CheckSizing and of the
+	// other argument checks of this package.
+	ErrInvalidArgument = errors.New("filter: invalid argument")
+
+	// ErrInvalidEncoding is wrapped by every error an UnmarshalBinary method
+	// returns for bytes it cannot decode: a wrong tag or version, a length
+	// that does not match, a parameter out of range.
+	ErrInvalidEncoding = errors.New("filter: invalid encoding")
+
+	// ErrIncompatible is returned when two filters cannot be combined (such
+	// as BloomFilter.Union of filters with different sizes or probe counts).
+	ErrIncompatible = errors.New("filter: incompatible filters")
+)
+
+// errorf returns an error wrapping kind with a message.
+func errorf(kind error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, args...))
+}

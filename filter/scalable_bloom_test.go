@@ -1,0 +1,159 @@
+package filter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// TestScalableBloomGrowth: after 100 times the initial capacity the filter
+// has seven stages, has lost no key, and its rate is below fpp and within
+// 10% of the rate its stages' fill predicts, at three sizes.
+func TestScalableBloomGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		initial uint64
+		fpp     float64
+	}{
+		{100, 0.05},
+		{1_000, 0.01},
+		{10_000, 0.01},
+	} {
+		s := NewScalableBloomFilter(tc.initial, tc.fpp)
+		n := int(100 * tc.initial)
+		var kb keyBuf
+		added := 0
+		for i := 0; i < n; i++ {
+			if s.Add(kb.present(i)) {
+				added++
+			}
+		}
+		// Keys the filter already (falsely) matches are not added again.
+		if s.Count() != uint64(added) || float64(added) < float64(n)*(1-tc.fpp) {
+			t.Fatalf("initial=%d: Count %d, %d of %d added", tc.initial, s.Count(), added, n)
+		}
+		if s.Stages() != 7 {
+			t.Errorf("initial=%d: %d stages after 100x, want 7", tc.initial, s.Stages())
+		}
+		for i := 0; i < n; i++ {
+			if !s.MayContain(kb.present(i)) {
+				t.Fatalf("initial=%d: false negative for %q", tc.initial, kb)
+			}
+		}
+		probes := 1_000_000
+		hits := 0
+		for i := 0; i < probes; i++ {
+			if s.MayContain(kb.absent(i)) {
+				hits++
+			}
+		}
+		what := fmt.Sprintf("initial=%d fpp=%v", tc.initial, tc.fpp)
+		checkRate(t, what, hits, probes, s.ExpectedFPP())
+		if rate := float64(hits) / float64(probes); rate >= tc.fpp || s.ExpectedFPP() >= tc.fpp {
+			t.Errorf("%s: rate %.4f%% (expected %.4f%%) not below fpp", what, 100*rate, 100*s.ExpectedFPP())
+		}
+	}
+}
+
+// TestScalableBloomStages: each stage doubles the capacity and halves the
+// rate, and a full stage meets its rate exactly.
+func TestScalableBloomStages(t *testing.T) {
+	s := NewScalableBloomFilter(1000, 0.01)
+	sum := 0.0
+	for i := 0; i < 10; i++ {
+		if got := s.stageCapacity(i); got != 1000<<i {
+			t.Errorf("stage %d capacity %d", i, got)
+		}
+		p := s.stageFPP(i)
+		if want := 0.0045 / math.Pow(2, float64(i)); math.Abs(p-want) > 1e-15 {
+			t.Errorf("stage %d fpp %v, want %v", i, p, want)
+		}
+		m, k := s.stageSizing(i)
+		full := EstimateFPR(float64(m)/float64(s.stageCapacity(i)), k)
+		if full > p || full < p*0.999 {
+			t.Errorf("stage %d: m=%d k=%d gives %v at capacity, want %v", i, m, k, full, p)
+		}
+		sum += p
+	}
+	if sum >= 0.009 {
+		t.Errorf("stage rates sum to %v", sum)
+	}
+	if NewScalableBloomFilter(0, 0).Stages() != 1 {
+		t.Error("clamped arguments")
+	}
+	// Repeats do not use up capacity.
+	s = NewScalableBloomFilter(10, 0.01)
+	for i := 0; i < 1000; i++ {
+		s.Add([]byte("same"))
+	}
+	if s.Count() != 1 || s.Stages() != 1 {
+		t.Errorf("repeats: count %d, %d stages", s.Count(), s.Stages())
+	}
+}
+
+// TestScalableBloomMarshal: round trips keep stages, counts and answers;
+// bad encodings are errors that leave the target unchanged.
+func TestScalableBloomMarshal(t *testing.T) {
+	s := NewScalableBloomFilter(50, 0.02)
+	var kb keyBuf
+	for i := 0; i < 400; i++ {
+		s.Add(kb.present(i))
+	}
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d ScalableBloomFilter
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if d.Stages() != s.Stages() || d.Count() != s.Count() || d.SizeInBytes() != s.SizeInBytes() {
+		t.Fatal("round trip changed the shape")
+	}
+	for i := 0; i < 1000; i++ {
+		if d.MayContain(kb.present(i)) != s.MayContain(kb.present(i)) {
+			t.Fatalf("round trip changed the answer for %q", kb)
+		}
+	}
+	// Both keep growing the same way.
+	for i := 400; i < 1000; i++ {
+		if d.Add(kb.present(i)) != s.Add(kb.present(i)) {
+			t.Fatal("the decoded filter grows differently")
+		}
+	}
+	x, _ := s.MarshalBinary()
+	y, _ := d.MarshalBinary()
+	if !bytes.Equal(x, y) {
+		t.Fatal("re-encodings differ")
+	}
+	for i := 0; i < len(x); i++ {
+		if err := d.UnmarshalBinary(x[:i]); !errors.Is(err, ErrInvalidEncoding) {
+			t.Fatalf("%d bytes: %v", i, err)
+		}
+	}
+	set := func(f func(d []byte)) []byte { d := bytes.Clone(x); f(d); return d }
+	for name, b := range map[string][]byte{
+		"tag":         set(func(d []byte) { d[0] = 'B' }),
+		"version":     set(func(d []byte) { d[1] = 2 }),
+		"fpp 0":       set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], 0) }),
+		"fpp NaN":     set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], math.Float64bits(math.NaN())) }),
+		"fpp other":   set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], math.Float64bits(0.03)) }),
+		"initial 0":   set(func(d []byte) { binary.LittleEndian.PutUint64(d[10:], 0) }),
+		"initial + 1": set(func(d []byte) { d[10]++ }),
+		"stages 0":    set(func(d []byte) { d[18] = 0 }),
+		"stages 49":   set(func(d []byte) { d[18] = 49 }),
+		"stages + 1":  set(func(d []byte) { d[18]++ }),
+		"stages - 1":  set(func(d []byte) { d[18]-- }),
+		"count big":   set(func(d []byte) { binary.LittleEndian.PutUint64(d[19:], 51) }),
+		"extra":       append(bytes.Clone(x), 0),
+	} {
+		if err := d.UnmarshalBinary(b); !errors.Is(err, ErrInvalidEncoding) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if again, _ := d.MarshalBinary(); !bytes.Equal(again, y) {
+		t.Fatal("a failed UnmarshalBinary changed the filter")
+	}
+}
