@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+func TestEscapeAndFormat(t *testing.T) {
+	for _, tc := range []struct {
+		in   []byte
+		f    byteFormat
+		want string
+	}{
+		{[]byte("abc"), byteFormat{}, "abc"},
+		{[]byte("a\tb\nc\r\\\x00\xff"), byteFormat{}, `a\tb\nc\r\\\x00\xff`},
+		{[]byte{0xde, 0xad}, byteFormat{Hex: true}, "dead"},
+		{[]byte("abcdef"), byteFormat{Max: 2}, "ab...(6 bytes)"},
+		{[]byte("abcdef"), byteFormat{Hex: true, Max: 1}, "61...(6 bytes)"},
+		{nil, byteFormat{}, ""},
+	} {
+		if got := tc.f.format(tc.in); got != tc.want {
+			t.Errorf("format(%q, %+v) = %q, want %q", tc.in, tc.f, got, tc.want)
+		}
+	}
+	if got := (byteFormat{}).formatIKey(base.MakeInternalKey([]byte("k"), 7, base.KindDelete)); got != "k#7,DEL" {
+		t.Errorf("formatIKey = %q", got)
+	}
+	if got := (byteFormat{}).formatIKey([]byte("short")); got != "<malformed internal key 73686f7274>" {
+		t.Errorf("formatIKey of a malformed key = %q", got)
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		name     string
+		bits, ok int // ok: 0 error, 1 ok
+	}{
+		{"", "", 0, 1},
+		{"bloom", filter.BloomPolicyName, 10, 1},
+		{"bloom:20", filter.BloomPolicyName, 20, 1},
+		{"leveldb:7", filter.LevelDBBloomPolicyName, 7, 1},
+		{"none", "", 0, 1},
+		{"none:3", "", 0, 0},
+		{"bloom:0", "", 0, 0},
+		{"bloom:x", "", 0, 0},
+		{"ribbon", "", 0, 0},
+	} {
+		p, err := parsePolicy(tc.in)
+		if (err == nil) != (tc.ok == 1) {
+			t.Errorf("parsePolicy(%q) error %v", tc.in, err)
+			continue
+		}
+		if err != nil || p == nil || filter.IsNone(p) {
+			continue
+		}
+		if p.Name() != tc.name || p.(filter.BitsPerKeyer).BitsPerKey() != tc.bits {
+			t.Errorf("parsePolicy(%q) = %s/%d", tc.in, p.Name(), p.(filter.BitsPerKeyer).BitsPerKey())
+		}
+	}
+	if p, _ := parsePolicy("none"); !filter.IsNone(p) {
+		t.Errorf("parsePolicy(none) is not filter.None")
+	}
+}
+
+func TestDecodeBatch(t *testing.T) {
+	rec := []byte{5, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+		1, 1, 'k', 2, 'v', 'w', // SET k => vw
+		0, 0, // DEL ""
+	}
+	b, err := decodeBatch(rec)
+	if err != nil || b.seq != 5 || len(b.ops) != 2 || string(b.ops[0].value) != "vw" || b.ops[1].kind != base.KindDelete {
+		t.Fatalf("decodeBatch = %+v, %v", b, err)
+	}
+	bad := [][]byte{
+		rec[:11],                             // short header
+		rec[:len(rec)-1],                     // truncated op
+		append(bytes.Clone(rec), 7),          // unknown kind
+		append(bytes.Clone(rec), 1, 0x80),    // unterminated varint
+		append(bytes.Clone(rec[:12]), 1, 99), // key longer than the record
+		append(bytes.Clone(rec), 0, 0),       // count mismatch
+	}
+	for _, r := range bad {
+		if _, err := decodeBatch(r); !errors.Is(err, base.ErrCorruption) {
+			t.Errorf("decodeBatch(%x) = %v, want corruption", r, err)
+		}
+	}
+}
+
+// TestDecodersOnGarbage feeds random and damaged bytes to kvtool's own
+// decoders: they must return errors, never panic.
+func TestDecodersOnGarbage(t *testing.T) {
+	dir := buildStore(t, nil)
+	table, err := os.ReadFile(oneFile(t, dir, ".sst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, rng.IntN(64))
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		decodeBatch(b)
+		forEachBlockEntry(b, func(_, _ []byte) error { return nil })
+		readLayout(bytes.NewReader(b), int64(len(b)))
+
+		// A real table with bytes of its tail (meta blocks, index,
+		// footer) changed.
+		d := bytes.Clone(table)
+		for n := rng.IntN(4) + 1; n > 0; n-- {
+			d[len(d)-1-rng.IntN(min(len(d), 600))] = byte(rng.Uint32())
+		}
+		readLayout(bytes.NewReader(d), int64(len(d)))
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// knownFilters are the filter policies kvtool reads tables with. A reader
+// matches a table's filter by name only: the parameters (probes,
+// fingerprint size) are stored in each filter.
+func knownFilters() []filter.Policy {
+	return []filter.Policy{
+		filter.NewBloomPolicy(10),
+		filter.NewLevelDBBloomPolicy(10),
+		filter.NewBlockedBloomPolicy(10),
+		filter.NewBinaryFusePolicy(8),
+	}
+}
+
+// parsePolicy reads a --filter flag: "bloom[:BITS]" (bloomkv's 64-bit
+// Bloom filter), "leveldb[:BITS]" (LevelDB's Bloom filter),
+// "blocked[:BITS]" (cache-line-blocked Bloom), "fuse[:8|16]" (binary fuse,
+// fingerprint bits) or "none"; BITS defaults to 10 and fuse to 8. The
+// empty string is nil, the store's default.
+func parsePolicy(s string) (filter.Policy, error) {
+	if s == "" {
+		return nil, nil
+	}
+	name, bitsStr, hasBits := strings.Cut(s, ":")
+	bits := 10
+	if name == "fuse" {
+		bits = 8
+	}
+	if hasBits {
+		n, err := strconv.Atoi(bitsStr)
+		if err != nil || n < filter.MinBitsPerKey || n > filter.MaxBitsPerKey {
+			return nil, fmt.Errorf("bad bits per key %q in filter %q (want %d..%d)", bitsStr, s, filter.MinBitsPerKey, filter.MaxBitsPerKey)
+		}
+		bits = n
+	}
+	switch name {
+	case "bloom":
+		return filter.NewBloomPolicy(bits), nil
+	case "leveldb":
+		return filter.NewLevelDBBloomPolicy(bits), nil
+	case "blocked":
+		return filter.NewBlockedBloomPolicy(bits), nil
+	case "fuse":
+		if bits != 8 && bits != 16 {
+			return nil, fmt.Errorf("binary fuse fingerprints are 8 or 16 bits, not %d", bits)
+		}
+		return filter.NewBinaryFusePolicy(bits), nil
+	case "none":
+		if hasBits {
+			return nil, fmt.Errorf("filter \"none\" takes no bits per key")
+		}
+		return filter.None, nil
+	}
+	return nil, fmt.Errorf("unknown filter %q (want bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none)", s)
+}
+
+// filterModel is what kvtool knows of one table's filter: its parameters,
+// read from the filter's own bytes, and the false-positive rate theory
+// predicts for them.
+type filterModel struct {
+	params string  // e.g. "k=6, 10.08 bits/key"
+	theory float64 // the predicted false-positive rate, when ok
+	ok     bool
+}
+
+// fuseTrailerLen is the length of a binary fuse filter's trailer; its
+// fingerprint size is the trailer's second-to-last byte.
+const fuseTrailerLen = 15
+
+// modelFilter describes the filter of a table whose filter block, of size
+// bytes, ends in tail and was built over n distinct keys.
+func modelFilter(policy string, size uint64, tail []byte, n uint64) filterModel {
+	if len(tail) == 0 || n == 0 {
+		return filterModel{params: "empty"}
+	}
+	bitsPerKey := float64(size*8) / float64(n)
+	switch policy {
+	case filter.BloomPolicyName, filter.LevelDBBloomPolicyName, filter.BlockedBloomPolicyName:
+		// A bit array, then one byte k.
+		k := int(tail[len(tail)-1])
+		bitsPerKey = float64((size-1)*8) / float64(n)
+		m := filterModel{params: fmt.Sprintf("k=%d, %.2f bits/key", k, bitsPerKey)}
+		if k < 1 || k > filter.MaxProbes {
+			m.params += " (unknown encoding: may contain every key)"
+			return m
+		}
+		m.ok = true
+		if policy == filter.BlockedBloomPolicyName {
+			m.theory = filter.EstimateBlockedFPR(bitsPerKey, k)
+		} else {
+			m.theory = filter.EstimateFPR(bitsPerKey, k)
+		}
+		return m
+	case filter.BinaryFusePolicyName:
+		if len(tail) < fuseTrailerLen {
+			return filterModel{params: "truncated trailer"}
+		}
+		fp := int(tail[len(tail)-2])
+		m := filterModel{params: fmt.Sprintf("%d-bit fingerprints, %.2f bits/key", fp, bitsPerKey)}
+		switch fp {
+		case 0:
+			m.params += " (accepts every key)"
+			m.theory, m.ok = 1, true
+		case 8, 16:
+			m.theory, m.ok = math.Ldexp(1, -fp), true
+		}
+		return m
+	}
+	return filterModel{params: fmt.Sprintf("policy unknown to kvtool, %.2f bits/key", bitsPerKey)}
+}

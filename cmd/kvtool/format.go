@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// byteFormat says how keys and values are printed: as hex, or as text with
+// every byte that is not printable ASCII escaped (\t, \n, \r, \\, \xNN), so
+// that any byte string prints on one line and reads back unambiguously.
+// Max, when positive, abbreviates longer strings to their first Max bytes.
+type byteFormat struct {
+	Hex bool
+	Max int
+}
+
+// format renders b.
+func (f byteFormat) format(b []byte) string {
+	cut := b
+	if f.Max > 0 && len(b) > f.Max {
+		cut = b[:f.Max]
+	}
+	var s string
+	if f.Hex {
+		s = hex.EncodeToString(cut)
+	} else {
+		s = escape(cut)
+	}
+	if len(cut) < len(b) {
+		s += fmt.Sprintf("...(%d bytes)", len(b))
+	}
+	return s
+}
+
+// formatIKey renders an internal key as key#seq,KIND.
+func (f byteFormat) formatIKey(ikey []byte) string {
+	ukey, seq, kind, ok := base.ParseInternalKey(ikey)
+	if !ok {
+		return fmt.Sprintf("<malformed internal key %s>", byteFormat{Hex: true, Max: f.Max}.format(ikey))
+	}
+	return fmt.Sprintf("%s#%d,%s", f.format(ukey), seq, kind)
+}
+
+// escape renders b as text: printable ASCII except the backslash as is,
+// everything else escaped.
+func escape(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for _, c := range b {
+		switch {
+		case c == '\\':
+			sb.WriteString(`\\`)
+		case c == '\t':
+			sb.WriteString(`\t`)
+		case c == '\n':
+			sb.WriteString(`\n`)
+		case c == '\r':
+			sb.WriteString(`\r`)
+		case c >= 0x20 && c < 0x7f:
+			sb.WriteByte(c)
+		default:
+			fmt.Fprintf(&sb, `\x%02x`, c)
+		}
+	}
+	return sb.String()
+}
+
+// parseBytes reads a key or value given on the command line: hex digits
+// when hexInput is set, the argument's bytes otherwise.
+func parseBytes(s string, hexInput bool) ([]byte, error) {
+	if !hexInput {
+		return []byte(s), nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("bad hex %q: %v", s, err)
+	}
+	return b, nil
+}
+
+// humanBytes renders a size with a binary unit.
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

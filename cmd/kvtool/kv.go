@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/bloomkv/bloomkv/db"
+)
+
+// storeFlags are the flags of the commands that open a store with db.Open.
+type storeFlags struct {
+	filter string
+	create bool
+}
+
+func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
+	f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS] or none; default bloom:10")
+	if canCreate {
+		f.BoolVar(&s.create, "create", false, "create the store if DIR holds none")
+	}
+}
+
+// openStore opens the store in dir, refusing to create one unless asked.
+// Its errors say plainly when another process holds the store.
+func openStore(dir string, s storeFlags) (*db.DB, error) {
+	p, err := parsePolicy(s.filter)
+	if err != nil {
+		return nil, err
+	}
+	d, err := db.Open(dir, &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create})
+	switch {
+	case errors.Is(err, db.ErrLocked):
+		return nil, fmt.Errorf("store %s is locked: another process has it open (%w)", dir, err)
+	case errors.Is(err, db.ErrDBMissing):
+		return nil, fmt.Errorf("no store in %s (%w)", dir, err)
+	}
+	return d, err
+}
+
+// closeStore closes d, turning a failure to close into the command's error.
+func closeStore(d *db.DB, err *error) {
+	if cerr := d.Close(); *err == nil && cerr != nil {
+		*err = fmt.Errorf("close: %w", cerr)
+	}
+}
+
+func runGet(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("get", "kvtool get [flags] DIR KEY",
+		"Prints the value of KEY in the store in DIR, escaped as text (or as hex\nwith --hex). A key that is not there fails with exit status 1.")
+	var s storeFlags
+	s.register(f, false)
+	hexIO := f.Bool("hex", false, "KEY is hex, and the value is printed as hex")
+	raw := f.Bool("raw", false, "write the value's bytes exactly, without escaping or newline")
+	pos, err := f.parse(args, 2, 2, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	key, err := parseBytes(pos[1], *hexIO)
+	if err != nil {
+		return fail(stderr, "get", err)
+	}
+	err = func() (err error) {
+		d, err := openStore(pos[0], s)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		v, err := d.Get(key, nil)
+		if errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("key %s not found", byteFormat{Hex: *hexIO}.format(key))
+		}
+		if err != nil {
+			return err
+		}
+		if *raw {
+			_, err = stdout.Write(v)
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, byteFormat{Hex: *hexIO}.format(v))
+		return err
+	}()
+	if err != nil {
+		return fail(stderr, "get", err)
+	}
+	return exitOK
+}
+
+func runPut(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("put", "kvtool put [flags] DIR KEY VALUE",
+		"Sets KEY to VALUE in the store in DIR (with --create, making the store if\nneeded). The write is synced to the write-ahead log before put returns.")
+	var s storeFlags
+	s.register(f, true)
+	hexIn := f.Bool("hex", false, "KEY and VALUE are hex")
+	pos, err := f.parse(args, 3, 3, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	key, err := parseBytes(pos[1], *hexIn)
+	if err != nil {
+		return fail(stderr, "put", err)
+	}
+	value, err := parseBytes(pos[2], *hexIn)
+	if err != nil {
+		return fail(stderr, "put", err)
+	}
+	err = func() (err error) {
+		d, err := openStore(pos[0], s)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		return d.Put(key, value, &db.WriteOptions{Sync: true})
+	}()
+	if err != nil {
+		return fail(stderr, "put", err)
+	}
+	return exitOK
+}
+
+func runDelete(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("delete", "kvtool delete [flags] DIR KEY",
+		"Deletes KEY from the store in DIR. Deleting a missing key is not an error.\nThe deletion is synced to the write-ahead log before delete returns.")
+	var s storeFlags
+	s.register(f, false)
+	hexIn := f.Bool("hex", false, "KEY is hex")
+	pos, err := f.parse(args, 2, 2, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	key, err := parseBytes(pos[1], *hexIn)
+	if err != nil {
+		return fail(stderr, "delete", err)
+	}
+	err = func() (err error) {
+		d, err := openStore(pos[0], s)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		return d.Delete(key, &db.WriteOptions{Sync: true})
+	}()
+	if err != nil {
+		return fail(stderr, "delete", err)
+	}
+	return exitOK
+}
+
+// scanRange is the key range of a scan: [start, end) intersected with the
+// keys that have prefix. A nil end means no upper bound.
+type scanRange struct {
+	start, end, prefix []byte
+}
+
+// first returns the key to seek to.
+func (r scanRange) first() []byte {
+	if bytes.Compare(r.prefix, r.start) > 0 {
+		return r.prefix
+	}
+	return r.start
+}
+
+// done reports whether key and every key after it are outside the range.
+func (r scanRange) done(key []byte) bool {
+	if r.end != nil && bytes.Compare(key, r.end) >= 0 {
+		return true
+	}
+	// Keys with the prefix are contiguous and start at the seek key, so
+	// the first key without it ends the scan.
+	return !bytes.HasPrefix(key, r.prefix)
+}
+
+func runScan(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("scan", "kvtool scan [flags] DIR",
+		"Prints the live keys of the store in DIR in order, one per line as\nKEY<tab>VALUE, escaped as text (or as hex with --hex). --start, --end and\n--prefix narrow the range; with several, the keys printed meet them all.")
+	var s storeFlags
+	s.register(f, false)
+	start := f.String("start", "", "first key (inclusive)")
+	end := f.String("end", "", "key to stop before (exclusive); empty: no end")
+	prefix := f.String("prefix", "", "print only keys with this prefix")
+	limit := f.Int("limit", 0, "print at most this many keys (0: no limit)")
+	hexIO := f.Bool("hex", false, "--start, --end and --prefix are hex, and keys and values are printed as hex")
+	keysOnly := f.Bool("keys-only", false, "print keys without values")
+	maxLen := f.Int("max-len", 0, "abbreviate keys and values longer than this many bytes (0: print whole)")
+	pos, err := f.parse(args, 1, 1, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	if *limit < 0 || *maxLen < 0 {
+		fmt.Fprintf(stderr, "kvtool scan: --limit and --max-len must not be negative\n")
+		return exitUsage
+	}
+	var r scanRange
+	for _, a := range []struct {
+		s   string
+		dst *[]byte
+	}{{*start, &r.start}, {*end, &r.end}, {*prefix, &r.prefix}} {
+		if a.s == "" {
+			continue
+		}
+		if *a.dst, err = parseBytes(a.s, *hexIO); err != nil {
+			return fail(stderr, "scan", err)
+		}
+	}
+	bf := byteFormat{Hex: *hexIO, Max: *maxLen}
+	err = func() (err error) {
+		d, err := openStore(pos[0], s)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		it := d.NewIterator(nil)
+		defer func() {
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		n := 0
+		for ok := it.Seek(r.first()); ok && (*limit == 0 || n < *limit); ok = it.Next() {
+			if r.done(it.Key()) {
+				break
+			}
+			if *keysOnly {
+				_, err = fmt.Fprintln(stdout, bf.format(it.Key()))
+			} else {
+				_, err = fmt.Fprintf(stdout, "%s\t%s\n", bf.format(it.Key()), bf.format(it.Value()))
+			}
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		return it.Error()
+	}()
+	if err != nil {
+		return fail(stderr, "scan", err)
+	}
+	return exitOK
+}
+
+func runMetrics(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("metrics", "kvtool metrics [flags] DIR",
+		"Opens the store in DIR and prints its metrics (db.Metrics().String()):\nfiles and bytes per level, filter and index memory, and the counters\nsince this open. Opening replays the write-ahead log into level-0 tables.")
+	var s storeFlags
+	s.register(f, false)
+	pos, err := f.parse(args, 1, 1, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	err = func() (err error) {
+		d, err := openStore(pos[0], s)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		_, err = io.WriteString(stdout, d.Metrics().String())
+		return err
+	}()
+	if err != nil {
+		return fail(stderr, "metrics", err)
+	}
+	return exitOK
+}

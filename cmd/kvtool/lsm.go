@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+func runLSM(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("lsm", "kvtool lsm [flags] DIR",
+		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, filter policy and bits per\nkey (from each table's properties), sequence numbers and user-key range.\nIt reads the files without taking the store's LOCK.")
+	hexOut := f.Bool("hex", false, "print keys as hex")
+	maxLen := f.Int("max-len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
+	pos, err := f.parse(args, 1, 1, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	st, err := loadState(pos[0])
+	if err != nil {
+		return fail(stderr, "lsm", err)
+	}
+	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
+	failed := false
+	for _, p := range st.problems {
+		fmt.Fprintf(stderr, "kvtool lsm: %v\n", p)
+		failed = true
+	}
+
+	fmt.Fprintf(stdout, "%s: last sequence %d, log %06d, next file %06d\n\n",
+		filepath.Base(st.manifestPath), st.lastSeq, st.logNum, st.nextFileNum)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "level\tfile\tsize\tentries\tfilter\tbits/key\tseqs\tsmallest .. largest\n")
+	var totalFiles int
+	var totalBytes uint64
+	for level, files := range st.version.Files {
+		for _, m := range files {
+			entries, policy, bits := "?", "?", "?"
+			r, file, err := openTable(tablePath(st.dir, m.FileNum), false)
+			if err != nil {
+				fmt.Fprintf(stderr, "kvtool lsm: table %06d: %v\n", m.FileNum, err)
+				failed = true
+			} else {
+				p := r.Properties()
+				entries = fmt.Sprint(p.NumEntries)
+				policy, bits = "none", "-"
+				if p.FilterPolicy != "" {
+					policy, bits = p.FilterPolicy, fmt.Sprintf("%.2f", p.FilterBitsPerKey)
+				}
+				r.Close()
+				file.Close()
+			}
+			fmt.Fprintf(tw, "L%d\t%06d\t%s\t%s\t%s\t%s\t%d-%d\t%s .. %s\n",
+				level, m.FileNum, humanBytes(m.Size), entries, policy, bits,
+				m.SmallestSeq, m.LargestSeq, bf.format(base.UserKey(m.Smallest)), bf.format(base.UserKey(m.Largest)))
+		}
+		totalFiles += len(files)
+		totalBytes += st.version.LevelBytes(level)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nlevel  files  size\n")
+	for level := range st.version.Files {
+		if n := st.version.NumFiles(level); n > 0 {
+			fmt.Fprintf(stdout, "L%-5d %5d  %s\n", level, n, humanBytes(st.version.LevelBytes(level)))
+		}
+	}
+	fmt.Fprintf(stdout, "total  %5d  %s\n", totalFiles, humanBytes(totalBytes))
+	if failed {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,220 @@
+// Command kvtool looks inside a bloomkv store: it reads and writes keys,
+// lists the tables of the LSM tree, dumps tables, MANIFESTs and write-ahead
+// logs, measures a table's filter against theory, and verifies every
+// checksum of a store.
+//
+// Usage:
+//
+//	kvtool get      [flags] DIR KEY
+//	kvtool put      [flags] DIR KEY VALUE
+//	kvtool delete   [flags] DIR KEY
+//	kvtool scan     [flags] DIR
+//	kvtool lsm      [flags] DIR
+//	kvtool sst      dump|props|check [flags] FILE
+//	kvtool manifest dump [flags] FILE|DIR
+//	kvtool wal      dump [flags] FILE
+//	kvtool check    [flags] DIR
+//	kvtool metrics  [flags] DIR
+//
+// Every command takes --help. get, put, delete, scan and metrics open the
+// store with db.Open and so take its LOCK: they fail, saying so, while
+// another process has the store open. lsm, sst, manifest, wal and check
+// only read files and take no lock.
+//
+// Exit status: 0 on success, 1 when the command fails (including a key
+// that is not found and any corruption found), 2 for a usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// command is one subcommand (or group of subcommands).
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands returns the table of top-level subcommands, in help order.
+func commands() []command {
+	return []command{
+		{"get", "print the value of a key", runGet},
+		{"put", "set a key to a value", runPut},
+		{"delete", "delete a key", runDelete},
+		{"scan", "print the keys and values in a range or with a prefix", runScan},
+		{"lsm", "list the tables of each level from the MANIFEST", runLSM},
+		{"sst", "dump, describe or check one table file (dump|props|check)", runSST},
+		{"manifest", "dump every version edit of a MANIFEST (dump)", runManifest},
+		{"wal", "dump every batch of a write-ahead log (dump)", runWAL},
+		{"check", "verify every checksum of a store's tables, MANIFEST and logs", runCheck},
+		{"metrics", "open a store and print its metrics", runMetrics},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args (without the program name), writing
+// results to stdout and diagnostics to stderr, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		topUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			return run([]string{args[1], "--help"}, stdout, stderr)
+		}
+		topUsage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "kvtool: unknown command %q\n\n", name)
+	topUsage(stderr)
+	return exitUsage
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprintf(w, "kvtool inspects and maintains bloomkv stores.\n\nusage: kvtool COMMAND [flags] ARGS\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun \"kvtool COMMAND --help\" for a command's flags.\n"+
+		"Exit status: 0 success, 1 failure (not found, corruption, I/O), 2 usage error.\n")
+}
+
+// cmdFlags is a subcommand's flag set with its synopsis and description.
+type cmdFlags struct {
+	*flag.FlagSet
+	synopsis string // "kvtool get [flags] DIR KEY"
+	about    string // paragraph printed under the synopsis
+}
+
+func newFlags(name, synopsis, about string) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &cmdFlags{FlagSet: fs, synopsis: synopsis, about: about}
+}
+
+func (f *cmdFlags) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", f.synopsis, strings.TrimSpace(f.about))
+	n := 0
+	f.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintf(w, "\nflags:\n")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(io.Discard)
+	}
+}
+
+// errHelp is returned by parse when --help was asked for and printed.
+var errHelp = errors.New("help printed")
+
+// parse parses args, letting flags and positional arguments mix (a "--"
+// ends the flags), and checks the number of positional arguments is in
+// [minArgs, maxArgs] (maxArgs < 0: no limit). On --help it prints the usage
+// to stdout and returns errHelp; on a usage error it prints the error and
+// the usage to stderr and returns it. Callers turn the error into a status
+// with usageStatus.
+func (f *cmdFlags) parse(args []string, minArgs, maxArgs int, stdout, stderr io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		err := f.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			f.usage(stdout)
+			return nil, errHelp
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kvtool %s: %v\n\n", f.Name(), err)
+			f.usage(stderr)
+			return nil, err
+		}
+		rest := f.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) < minArgs || (maxArgs >= 0 && len(pos) > maxArgs) {
+		err := fmt.Errorf("wrong number of arguments (%d)", len(pos))
+		fmt.Fprintf(stderr, "kvtool %s: %v\n\n", f.Name(), err)
+		f.usage(stderr)
+		return nil, err
+	}
+	return pos, nil
+}
+
+// usageStatus maps an error from parse to an exit status.
+func usageStatus(err error) int {
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// fail prints a failure of command name to stderr and returns exitFailure.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "kvtool %s: %v\n", name, err)
+	return exitFailure
+}
+
+// subcommand dispatches "kvtool GROUP SUB ..." to one of subs.
+func subcommand(group string, subs map[string]command, args []string, stdout, stderr io.Writer) int {
+	names := make([]string, 0, len(subs))
+	for n := range subs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: kvtool %s %s [flags] ARGS\n\n", group, strings.Join(names, "|"))
+		for _, n := range names {
+			fmt.Fprintf(w, "  %-6s %s\n", n, subs[n].summary)
+		}
+		fmt.Fprintf(w, "\nRun \"kvtool %s SUBCOMMAND --help\" for its flags.\n", group)
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "kvtool %s: missing subcommand\n\n", group)
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := subs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "kvtool %s: unknown subcommand %q\n\n", group, args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}

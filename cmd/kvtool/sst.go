@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+func runSST(args []string, stdout, stderr io.Writer) int {
+	return subcommand("sst", map[string]command{
+		"dump":  {"dump", "print a table's entries (and, with --blocks, its block layout)", runSSTDump},
+		"props": {"props", "print a table's properties, layout summary and filter parameters", runSSTProps},
+		"check": {"check", "verify a table's checksums and measure its filter's false-positive rate", runSSTCheck},
+	}, args, stdout, stderr)
+}
+
+// table is an open table file with its layout.
+type table struct {
+	path   string
+	r      *sstable.Reader
+	f      *os.File
+	layout *tableLayout
+}
+
+func openTableFile(path string) (*table, error) {
+	r, f, err := openTable(path, true)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var l *tableLayout
+		if l, err = readLayout(f, fi.Size()); err == nil {
+			return &table{path: path, r: r, f: f, layout: l}, nil
+		}
+	}
+	r.Close()
+	f.Close()
+	return nil, err
+}
+
+func (t *table) close() {
+	t.r.Close()
+	t.f.Close()
+}
+
+func runSSTDump(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("sst dump", "kvtool sst dump [flags] FILE",
+		"Prints the entries of the table FILE in order, one per line as\nKEY#SEQ,KIND => VALUE. With --blocks it first lists every block: data\nblocks (offset, size, compression, index separator) and meta blocks.")
+	blocks := f.Bool("blocks", false, "list the blocks first")
+	noEntries := f.Bool("no-entries", false, "do not print the entries")
+	start := f.String("start", "", "start at this user key")
+	limit := f.Int("limit", 0, "print at most this many entries (0: all)")
+	hexOut := f.Bool("hex", false, "print keys and values as hex (and read --start as hex)")
+	maxLen := f.Int("max-len", 64, "abbreviate keys and values longer than this many bytes (0: print whole)")
+	pos, err := f.parse(args, 1, 1, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	t, err := openTableFile(pos[0])
+	if err != nil {
+		return fail(stderr, "sst dump", err)
+	}
+	defer t.close()
+	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
+	p := t.r.Properties()
+	fmt.Fprintf(stdout, "%s: %d entries in %d data blocks, %s compression, filter %s\n",
+		filepath.Base(t.path), p.NumEntries, p.NumDataBlocks, p.Compression, policyName(p.FilterPolicy))
+	if *blocks {
+		l := t.layout
+		for i, b := range l.data {
+			fmt.Fprintf(stdout, "data block %d: offset %d, size %d, %s, separator %s\n",
+				i, b.offset, b.size, b.compression, bf.formatIKey(b.separator))
+		}
+		for _, m := range l.meta {
+			fmt.Fprintf(stdout, "meta block %q: offset %d, size %d\n", m.name, m.offset, m.size)
+		}
+		fmt.Fprintf(stdout, "metaindex block: offset %d, size %d\n", l.metaindex.offset, l.metaindex.size)
+		fmt.Fprintf(stdout, "index block: offset %d, size %d\n", l.index.offset, l.index.size)
+		fmt.Fprintf(stdout, "footer: offset %d, size %d\n", l.fileSize-sstable.FooterLen, sstable.FooterLen)
+	}
+	if *noEntries {
+		return exitOK
+	}
+	var seek []byte
+	if *start != "" {
+		ukey, err := parseBytes(*start, *hexOut)
+		if err != nil {
+			return fail(stderr, "sst dump", err)
+		}
+		seek = base.MakeSeekKey(ukey, base.MaxSeqNum)
+	}
+	it := t.r.NewIterator()
+	defer it.Close()
+	n := 0
+	ok := it.First()
+	if seek != nil {
+		ok = it.SeekGE(seek)
+	}
+	for ; ok && (*limit == 0 || n < *limit); ok = it.Next() {
+		k := it.Key()
+		if _, _, kind, valid := base.ParseInternalKey(k); valid && kind == base.KindDelete {
+			fmt.Fprintf(stdout, "%s\n", bf.formatIKey(k))
+		} else {
+			fmt.Fprintf(stdout, "%s => %s\n", bf.formatIKey(k), bf.format(it.Value()))
+		}
+		n++
+	}
+	if err := it.Error(); err != nil {
+		return fail(stderr, "sst dump", err)
+	}
+	return exitOK
+}
+
+func policyName(name string) string {
+	if name == "" {
+		return "none"
+	}
+	return name
+}
+
+func runSSTProps(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("sst props", "kvtool sst props [flags] FILE",
+		"Prints the properties of the table FILE (entries, sizes, key range,\ncompression, filter policy and bits per key), a summary of its blocks, and\nits filter's parameters with the false-positive rate theory predicts.")
+	hexOut := f.Bool("hex", false, "print the smallest and largest keys as hex")
+	pos, err := f.parse(args, 1, 1, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	t, err := openTableFile(pos[0])
+	if err != nil {
+		return fail(stderr, "sst props", err)
+	}
+	defer t.close()
+	p, l := t.r.Properties(), t.layout
+	bf := byteFormat{Hex: *hexOut}
+	w := stdout
+	fmt.Fprintf(w, "file: %s (%d bytes)\n", t.path, l.fileSize)
+	fmt.Fprintf(w, "format version: %d\n", p.FormatVersion)
+	fmt.Fprintf(w, "entries: %d\n", p.NumEntries)
+	fmt.Fprintf(w, "deletions: %d\n", p.NumDeletions)
+	fmt.Fprintf(w, "raw key bytes: %d\n", p.RawKeySize)
+	fmt.Fprintf(w, "raw value bytes: %d\n", p.RawValueSize)
+	fmt.Fprintf(w, "data blocks: %d (%s)\n", p.NumDataBlocks, l.compressionCounts())
+	fmt.Fprintf(w, "data size: %d\n", p.DataSize)
+	fmt.Fprintf(w, "index size: %d\n", p.IndexSize)
+	fmt.Fprintf(w, "compression: %s\n", p.Compression)
+	fmt.Fprintf(w, "smallest key: %s\n", bf.formatIKey(p.Smallest))
+	fmt.Fprintf(w, "largest key: %s\n", bf.formatIKey(p.Largest))
+	fmt.Fprintf(w, "filter policy: %s\n", policyName(p.FilterPolicy))
+	if p.FilterPolicy != "" {
+		fmt.Fprintf(w, "filter size: %d\n", p.FilterSize)
+		fmt.Fprintf(w, "filter bits per key: %.4f\n", p.FilterBitsPerKey)
+		fm := modelFilter(p.FilterPolicy, p.FilterSize, l.filterTail, p.NumEntries)
+		fmt.Fprintf(w, "filter parameters: %s\n", fm.params)
+		if !t.r.HasFilter() {
+			fmt.Fprintf(w, "filter usable: no (kvtool does not know policy %q)\n", p.FilterPolicy)
+		}
+		if fm.ok {
+			fmt.Fprintf(w, "filter theoretical false-positive rate: %.4f%% (counting every entry as a key; sst check measures it)\n", 100*fm.theory)
+		}
+	}
+	return exitOK
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// This file reads a store's files directly, without db.Open and without
+// its LOCK, so the read-only commands work on a store another process has
+// open (what they print may then lag its latest state by an edit).
+
+// maxCurrentSize bounds what is read of CURRENT.
+const maxCurrentSize = 4096
+
+var manifestName = regexp.MustCompile(`^MANIFEST-[0-9]+$`)
+
+// readCurrent returns the path of the MANIFEST that dir's CURRENT names.
+func readCurrent(dir string) (string, error) {
+	f, err := os.Open(filepath.Join(dir, "CURRENT"))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCurrentSize+1))
+	if err != nil {
+		return "", err
+	}
+	name, ok := strings.CutSuffix(string(b), "\n")
+	if len(b) > maxCurrentSize || !ok || !manifestName.MatchString(name) {
+		return "", base.CorruptionErrorf("CURRENT does not hold a MANIFEST name and a newline: %q", byteFormat{Max: 64}.format(b))
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// manifestPathOf returns the MANIFEST to read for arg: arg itself, or the
+// one CURRENT names when arg is a directory.
+func manifestPathOf(arg string) (string, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return readCurrent(arg)
+	}
+	return arg, nil
+}
+
+// forEachEdit reads the MANIFEST at path and calls fn with each record's
+// number (from 1) and decoded edit, or with the error that record gave (a
+// damaged log record or an undecodable edit). It returns the bytes the log
+// reader dropped and an I/O error, if any.
+func forEachEdit(path string, fn func(n int, e *manifest.VersionEdit, err error)) (dropped int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := wal.NewReader(f)
+	for n := 1; ; n++ {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return r.DroppedBytes(), nil
+		}
+		if err != nil && !isCorruption(err) {
+			return r.DroppedBytes(), err
+		}
+		if err != nil {
+			fn(n, nil, err)
+			continue
+		}
+		var e manifest.VersionEdit
+		if err := e.Decode(rec); err != nil {
+			fn(n, nil, err)
+			continue
+		}
+		fn(n, &e, nil)
+	}
+}
+
+// storeState is what a store's MANIFEST says.
+type storeState struct {
+	dir          string
+	manifestPath string
+	version      *manifest.Version
+	records      int
+	logNum       uint64
+	prevLogNum   uint64
+	nextFileNum  uint64
+	lastSeq      uint64
+	comparer     string
+	// problems are what is wrong with the MANIFEST; the version is built
+	// from the edits that could be read and applied.
+	problems []error
+}
+
+// loadState reads dir's CURRENT and MANIFEST and builds the current version.
+// It fails only when no version can be built at all (no CURRENT, unreadable
+// MANIFEST); damaged records are collected in problems.
+func loadState(dir string) (*storeState, error) {
+	path, err := readCurrent(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading CURRENT: %w", err)
+	}
+	st := &storeState{dir: dir, manifestPath: path}
+	b := manifest.NewBuilder(nil)
+	name := filepath.Base(path)
+	dropped, err := forEachEdit(path, func(n int, e *manifest.VersionEdit, err error) {
+		st.records = n
+		if err == nil {
+			err = b.Apply(e)
+		}
+		if err != nil {
+			st.problems = append(st.problems, fmt.Errorf("%s record %d: %w", name, n, err))
+			return
+		}
+		if e.Comparer != "" {
+			st.comparer = e.Comparer
+		}
+		if e.HasLogNumber {
+			st.logNum = e.LogNumber
+		}
+		if e.HasPrevLogNumber {
+			st.prevLogNum = e.PrevLogNumber
+		}
+		if e.HasNextFileNumber {
+			st.nextFileNum = e.NextFileNumber
+		}
+		if e.HasLastSequence {
+			st.lastSeq = e.LastSequence
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if dropped > 0 {
+		st.problems = append(st.problems, fmt.Errorf("%s: %d damaged bytes skipped", name, dropped))
+	}
+	if st.records == 0 {
+		st.problems = append(st.problems, base.CorruptionErrorf("%s holds no version edit", name))
+	}
+	if st.version, err = b.Finish(); err != nil {
+		st.problems = append(st.problems, fmt.Errorf("%s: %w", name, err))
+		st.version = new(manifest.Version)
+	}
+	return st, nil
+}
+
+// isCorruption reports whether err is about damaged bytes.
+func isCorruption(err error) bool { return errors.Is(err, base.ErrCorruption) }
+
+// tablePath names a table file as the db package does.
+func tablePath(dir string, num uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%06d.sst", num))
+}
+
+// storeFile is a file of a store recognised by its name.
+type storeFile struct {
+	name string
+	kind string // "table", "log", "manifest"
+	num  uint64
+}
+
+// listStoreFiles returns dir's tables, logs and MANIFESTs, by kind and
+// number.
+func listStoreFiles(dir string) ([]storeFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []storeFile
+	for _, e := range ents {
+		name := e.Name()
+		var kind, digits string
+		switch {
+		case manifestName.MatchString(name):
+			kind, digits = "manifest", strings.TrimPrefix(name, "MANIFEST-")
+		case strings.HasSuffix(name, ".sst"):
+			kind, digits = "table", strings.TrimSuffix(name, ".sst")
+		case strings.HasSuffix(name, ".log"):
+			kind, digits = "log", strings.TrimSuffix(name, ".log")
+		default:
+			continue
+		}
+		num, err := strconv.ParseUint(digits, 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, storeFile{name: name, kind: kind, num: num})
+	}
+	slices.SortFunc(out, func(a, b storeFile) int {
+		if a.kind != b.kind {
+			return strings.Compare(a.kind, b.kind)
+		}
+		return cmp.Compare(a.num, b.num)
+	})
+	return out, nil
+}
+
+// openTable opens the table file at path. With filters nil the reader
+// skips the filter block (the properties still name its policy).
+func openTable(path string, withFilters bool) (*sstable.Reader, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	var o sstable.ReaderOptions
+	if withFilters {
+		o.Filters = knownFilters()
+	}
+	r, err := sstable.NewReader(f, fi.Size(), o)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
+}
