@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/syndtr/goleveldb/leveldb"
+	lvlfilter "github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// Engine is what the workloads need of a store. Every engine is opened
+// with the same settings (settings): filter bits per key, block cache,
+// write buffer, block size; writes are not synced.
+type Engine interface {
+	// Put writes key=value.
+	Put(key, value []byte) error
+	// Get looks key up and returns the length of its value.
+	Get(key []byte) (n int, found bool, err error)
+	// Seek positions a new iterator at the first key >= key and reports
+	// whether that is key itself (db_bench's seekrandom).
+	Seek(key []byte) (found bool, err error)
+	// Scan iterates up to n entries from the first and returns how many
+	// it saw and their bytes.
+	Scan(n int) (count int, bytes int64, err error)
+	// Compact compacts the whole key range.
+	Compact() error
+	// Levels describes the tables per level, for the report.
+	Levels() string
+	// ReadStats describes what the read path did since the store was
+	// opened (filters, block cache), as far as the engine tells.
+	ReadStats() string
+	// Close closes the store.
+	Close() error
+}
+
+// settings are the options every engine gets.
+type settings struct {
+	bloomBits       int
+	cacheSize       int64
+	writeBufferSize int
+	blockSize       int
+}
+
+// opener opens (creating if needed) the store in dir.
+type opener func(dir string, s settings) (Engine, error)
+
+var engines = map[string]opener{
+	"bloomkv":   openBloomKV,
+	"goleveldb": openGoLevelDB,
+	"pebble":    openPebble,
+}
+
+// engineOrder is the order engines run and are reported in; bloomkv comes
+// first since the ratios are bloomkv/peer.
+var engineOrder = []string{"bloomkv", "goleveldb", "pebble"}
+
+// ---- bloomkv ----
+
+type bloomKV struct{ d *db.DB }
+
+// compactor is DB.CompactRange; kept as an interface so that this program
+// also builds against an engine without it.
+type compactor interface {
+	CompactRange(start, limit []byte) error
+}
+
+func bloomKVHasCompactRange() bool {
+	_, ok := any((*db.DB)(nil)).(compactor)
+	return ok
+}
+
+func openBloomKV(dir string, s settings) (Engine, error) {
+	o := &db.Options{
+		FilterPolicy:    filter.NewBloomPolicy(s.bloomBits),
+		WriteBufferSize: s.writeBufferSize,
+		BlockSize:       s.blockSize,
+		BlockCacheSize:  s.cacheSize,
+	}
+	if s.bloomBits <= 0 {
+		o.FilterPolicy = filter.None
+	}
+	d, err := db.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return &bloomKV{d}, nil
+}
+
+func (e *bloomKV) Put(k, v []byte) error { return e.d.Put(k, v, nil) }
+
+func (e *bloomKV) Get(k []byte) (int, bool, error) {
+	v, err := e.d.Get(k, nil)
+	if errors.Is(err, db.ErrNotFound) {
+		return 0, false, nil
+	}
+	return len(v), err == nil, err
+}
+
+func (e *bloomKV) Seek(k []byte) (bool, error) {
+	it := e.d.NewIterator(nil)
+	found := it.Seek(k) && bytes.Equal(it.Key(), k)
+	return found, it.Close()
+}
+
+func (e *bloomKV) Scan(n int) (int, int64, error) {
+	it := e.d.NewIterator(nil)
+	var c int
+	var b int64
+	for ok := it.First(); ok && c < n; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	return c, b, it.Close()
+}
+
+func (e *bloomKV) Compact() error {
+	if c, ok := any(e.d).(compactor); ok {
+		return c.CompactRange(nil, nil)
+	}
+	return e.d.Flush()
+}
+
+func (e *bloomKV) Levels() string {
+	m := e.d.Metrics()
+	var parts []string
+	for l, lm := range m.Levels {
+		if lm.Files > 0 {
+			parts = append(parts, fmt.Sprintf("L%d:%d", l, lm.Files))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (e *bloomKV) ReadStats() string {
+	m := e.d.Metrics()
+	return fmt.Sprintf("filter checks %d, negatives %d (data block avoided), measured fp rate %.3f%%; block cache hit %.1f%%",
+		m.Filter.Checks, m.Filter.Useful, 100*m.Filter.FalsePositiveRate(), 100*m.BlockCacheHitRate())
+}
+
+func (e *bloomKV) Close() error { return e.d.Close() }
+
+// ---- goleveldb ----
+
+type goLevelDB struct{ d *leveldb.DB }
+
+func openGoLevelDB(dir string, s settings) (Engine, error) {
+	o := &opt.Options{
+		BlockCacheCapacity: int(s.cacheSize),
+		WriteBuffer:        s.writeBufferSize,
+		BlockSize:          s.blockSize,
+	}
+	if s.bloomBits > 0 {
+		o.Filter = lvlfilter.NewBloomFilter(s.bloomBits)
+	}
+	d, err := leveldb.OpenFile(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return &goLevelDB{d}, nil
+}
+
+func (e *goLevelDB) Put(k, v []byte) error { return e.d.Put(k, v, nil) }
+
+func (e *goLevelDB) Get(k []byte) (int, bool, error) {
+	v, err := e.d.Get(k, nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return 0, false, nil
+	}
+	return len(v), err == nil, err
+}
+
+func (e *goLevelDB) Seek(k []byte) (bool, error) {
+	it := e.d.NewIterator(nil, nil)
+	found := it.Seek(k) && bytes.Equal(it.Key(), k)
+	it.Release()
+	return found, it.Error()
+}
+
+func (e *goLevelDB) Scan(n int) (int, int64, error) {
+	it := e.d.NewIterator(nil, nil)
+	var c int
+	var b int64
+	for ok := it.First(); ok && c < n; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	it.Release()
+	return c, b, it.Error()
+}
+
+func (e *goLevelDB) Compact() error { return e.d.CompactRange(util.Range{}) }
+
+func (e *goLevelDB) Levels() string {
+	var s leveldb.DBStats
+	if err := e.d.Stats(&s); err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for l, n := range s.LevelTablesCounts {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("L%d:%d", l, n))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (e *goLevelDB) ReadStats() string {
+	var s leveldb.DBStats
+	if err := e.d.Stats(&s); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("no filter counters; block cache hit %.1f%%, %d MiB read from tables",
+		100*rate(s.BlockCache.HitCount, s.BlockCache.MissCount), s.IORead>>20)
+}
+
+func rate(hits, misses int64) float64 {
+	if hits+misses == 0 {
+		return 0
+	}
+	return float64(hits) / float64(hits+misses)
+}
+
+func (e *goLevelDB) Close() error { return e.d.Close() }
+
+// ---- pebble ----
+
+type pebbleDB struct{ d *pebble.DB }
+
+// quietLogger drops pebble's informational messages.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	fmt.Printf("pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+func openPebble(dir string, s settings) (Engine, error) {
+	cache := pebble.NewCache(s.cacheSize)
+	defer cache.Unref() // the DB holds its own reference
+	o := &pebble.Options{
+		Cache:        cache,
+		MemTableSize: uint64(s.writeBufferSize),
+		Logger:       quietLogger{},
+	}
+	for i := range o.Levels {
+		o.Levels[i].BlockSize = s.blockSize
+		if s.bloomBits > 0 {
+			o.Levels[i].FilterPolicy = bloom.FilterPolicy(s.bloomBits)
+		}
+	}
+	d, err := pebble.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return &pebbleDB{d}, nil
+}
+
+func (e *pebbleDB) Put(k, v []byte) error { return e.d.Set(k, v, pebble.NoSync) }
+
+func (e *pebbleDB) Get(k []byte) (int, bool, error) {
+	v, closer, err := e.d.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	n := len(v)
+	return n, true, closer.Close()
+}
+
+func (e *pebbleDB) Seek(k []byte) (bool, error) {
+	it, err := e.d.NewIter(nil)
+	if err != nil {
+		return false, err
+	}
+	found := it.SeekGE(k) && bytes.Equal(it.Key(), k)
+	return found, it.Close()
+}
+
+func (e *pebbleDB) Scan(n int) (int, int64, error) {
+	it, err := e.d.NewIter(nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	var c int
+	var b int64
+	for ok := it.First(); ok && c < n; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	return c, b, it.Close()
+}
+
+func (e *pebbleDB) Compact() error {
+	return e.d.Compact(context.Background(), []byte{}, []byte{0xff}, true)
+}
+
+func (e *pebbleDB) Levels() string {
+	m := e.d.Metrics()
+	var parts []string
+	for l, lm := range m.Levels {
+		if lm.TablesCount > 0 {
+			parts = append(parts, fmt.Sprintf("L%d:%d", l, lm.TablesCount))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (e *pebbleDB) ReadStats() string {
+	m := e.d.Metrics()
+	return fmt.Sprintf("filter hits %d (data block avoided), misses %d; block cache hit %.1f%%",
+		m.Filter.Hits, m.Filter.Misses, 100*rate(m.BlockCache.Hits, m.BlockCache.Misses))
+}
+
+func (e *pebbleDB) Close() error { return e.d.Close() }

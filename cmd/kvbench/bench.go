@@ -1,0 +1,587 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// benchKind says how a benchmark uses threads and which path line
+// follows its result.
+type benchKind int
+
+const (
+	kindWrite benchKind = iota // one goroutine; a write-path line follows
+	kindRead                   // --threads goroutines; a read-path line follows
+	kindOther                  // one call (compact, flush, stats)
+)
+
+// benchmark is one named workload, as db_bench defines it.
+type benchmark struct {
+	about string
+	fresh bool // needs an empty store: the store is destroyed first, or the benchmark skipped with --use_existing_db
+	kind  benchKind
+	// withWriter adds one goroutine that writes random keys until the
+	// reading goroutines are done (readwhilewriting); it is not measured.
+	withWriter bool
+	// ops is the number of operations one goroutine does, for progress.
+	ops func(c *config) int
+	run func(b *bench, t *thread) error
+}
+
+func numOps(c *config) int  { return c.num }
+func readOps(c *config) int { return c.reads }
+func syncOps(c *config) int { return max(c.num/100, 1) }
+func bigOps(c *config) int  { return max(c.num/1000, 1) }
+func oneOp(c *config) int   { return 1 }
+
+// bigValue is fill100K's value size.
+const bigValue = 100_000
+
+var benchmarks = map[string]benchmark{
+	"fillseq": {"write --num values in key order", true, kindWrite, false, numOps,
+		func(b *bench, t *thread) error {
+			return b.write(t, false, numOps(b.cfg), 1, b.cfg.valueSize, b.cfg.sync)
+		}},
+	"fillrandom": {"write --num values in random key order", true, kindWrite, false, numOps,
+		func(b *bench, t *thread) error {
+			return b.write(t, true, numOps(b.cfg), 1, b.cfg.valueSize, b.cfg.sync)
+		}},
+	"fillsync": {"write --num/100 values in random key order, syncing each", true, kindWrite, false, syncOps,
+		func(b *bench, t *thread) error { return b.write(t, true, syncOps(b.cfg), 1, b.cfg.valueSize, true) }},
+	"fillbatch": {"write --num values in key order, 1000 per batch", true, kindWrite, false, numOps,
+		func(b *bench, t *thread) error {
+			return b.write(t, false, numOps(b.cfg), 1000, b.cfg.valueSize, b.cfg.sync)
+		}},
+	"fill100K": {"write --num/1000 values of 100,000 bytes in random key order", true, kindWrite, false, bigOps,
+		func(b *bench, t *thread) error { return b.write(t, true, bigOps(b.cfg), 1, bigValue, b.cfg.sync) }},
+	"overwrite": {"write --num values in random key order over the existing store", false, kindWrite, false, numOps,
+		func(b *bench, t *thread) error {
+			return b.write(t, true, numOps(b.cfg), 1, b.cfg.valueSize, b.cfg.sync)
+		}},
+	"deleteseq": {"delete --num keys in key order", false, kindWrite, false, numOps,
+		func(b *bench, t *thread) error { return b.delete(t, false) }},
+	"deleterandom": {"delete --num keys in random order", false, kindWrite, false, numOps,
+		func(b *bench, t *thread) error { return b.delete(t, true) }},
+	"readseq": {"iterate --reads entries forward from the first", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.scan(t, true) }},
+	"readreverse": {"iterate --reads entries backward from the last", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.scan(t, false) }},
+	"readrandom": {"get --reads random keys of the key range", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.readRandom(t, readPresent) }},
+	"readmissing": {"get --reads absent keys: a real key with its last byte dropped", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.readRandom(t, readMissing) }},
+	"readhot": {"get --reads random keys of the first 1% of the key range", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.readRandom(t, readHot) }},
+	"seekrandom": {"seek a new iterator to --reads random keys", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.seekRandom(t) }},
+	"readwhilewriting": {"readrandom in --threads goroutines while one more writes random keys", false, kindRead, true, readOps,
+		func(b *bench, t *thread) error { return b.readRandom(t, readPresent) }},
+	"compact": {"compact the whole key range (DB.CompactRange(nil, nil))", false, kindOther, false, oneOp,
+		func(b *bench, t *thread) error { return b.compact(t) }},
+	"flush": {"flush the memtable to a level-0 table", false, kindOther, false, oneOp,
+		func(b *bench, t *thread) error { t.ops = 1; return b.d.Flush() }},
+	"stats": {"print the store's metrics", false, kindOther, false, oneOp,
+		func(b *bench, t *thread) error { t.ops = 1; return nil }},
+}
+
+func benchmarkNames() []string {
+	var names []string
+	for n := range benchmarks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// step is one benchmark of a run; index is its place in --benchmarks,
+// which (with --seed) fixes its random keys, so a repeat of part of the
+// list draws the same keys.
+type step struct {
+	name  string
+	index int
+}
+
+func parseBenchmarks(s string) ([]step, error) {
+	var steps []step
+	for i, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if _, ok := benchmarks[n]; !ok {
+			return nil, fmt.Errorf("unknown benchmark %q (have %s)", n, strings.Join(benchmarkNames(), ", "))
+		}
+		steps = append(steps, step{n, i})
+	}
+	return steps, nil
+}
+
+// bench is the state of one run over one store.
+type bench struct {
+	cfg    *config
+	dir    string
+	policy filter.Policy
+	d      *db.DB
+	used   bool // a benchmark has run on d
+	out    io.Writer
+	errOut io.Writer
+	quiet  bool // print no result lines (the no-filter comparison run)
+}
+
+// thread is one goroutine's share of a benchmark: its own random source,
+// value generator, key buffer and counters.
+type thread struct {
+	id       int
+	rng      *rand.Rand
+	gen      *valueGen
+	key      [keyLen]byte
+	ops      int64
+	bytes    int64
+	found    int64
+	hist     *histogram
+	elapsed  time.Duration
+	progress atomic.Int64
+	_        [64]byte // keep threads' hot counters apart
+}
+
+func newThread(cfg *config, s step, id int) *thread {
+	seed := cfg.seed*1_000_003 + uint64(s.index)
+	t := &thread{
+		id:  id,
+		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
+		gen: newValueGen(seed^uint64(id)<<32, cfg.compressionRatio),
+	}
+	if cfg.histogram {
+		t.hist = newHistogram()
+	}
+	return t
+}
+
+// start returns the time an operation starts when latencies are kept, and
+// the zero time (for free) when they are not.
+func (t *thread) start() time.Time {
+	if t.hist != nil {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
+// finish counts n operations that began at st.
+func (t *thread) finish(n int64, st time.Time) {
+	if t.hist != nil {
+		t.hist.add(time.Since(st))
+	}
+	t.ops += n
+	if t.ops&255 == 0 || n > 1 {
+		t.progress.Store(t.ops)
+	}
+}
+
+// write writes n values of valueSize bytes, perBatch to a Write, to keys
+// in order (key i) or drawn at random from [0, --num).
+func (b *bench) write(t *thread, random bool, n, perBatch, valueSize int, sync bool) error {
+	wo := &db.WriteOptions{Sync: sync}
+	var batch db.Batch
+	for i := 0; i < n; i += perBatch {
+		st := t.start()
+		m := min(perBatch, n-i)
+		if perBatch == 1 {
+			k := i
+			if random {
+				k = t.rng.IntN(b.cfg.num)
+			}
+			v := t.gen.next(valueSize)
+			if err := b.d.Put(formatKey(t.key[:], k), v, wo); err != nil {
+				return err
+			}
+			t.bytes += int64(keyLen + len(v))
+		} else {
+			batch.Reset()
+			for j := i; j < i+m; j++ {
+				k := j
+				if random {
+					k = t.rng.IntN(b.cfg.num)
+				}
+				v := t.gen.next(valueSize)
+				batch.Put(formatKey(t.key[:], k), v)
+				t.bytes += int64(keyLen + len(v))
+			}
+			if err := b.d.Write(&batch, wo); err != nil {
+				return err
+			}
+		}
+		t.finish(int64(m), st)
+	}
+	return nil
+}
+
+func (b *bench) delete(t *thread, random bool) error {
+	wo := &db.WriteOptions{Sync: b.cfg.sync}
+	for i := 0; i < b.cfg.num; i++ {
+		st := t.start()
+		k := i
+		if random {
+			k = t.rng.IntN(b.cfg.num)
+		}
+		if err := b.d.Delete(formatKey(t.key[:], k), wo); err != nil {
+			return err
+		}
+		t.finish(1, st)
+	}
+	return nil
+}
+
+type readMode int
+
+const (
+	readPresent readMode = iota // a random key of [0, --num)
+	readMissing                 // the same with its last byte dropped
+	readHot                     // a random key of the first 1%
+)
+
+func (b *bench) readRandom(t *thread, mode readMode) error {
+	n := b.cfg.num
+	if mode == readHot {
+		n = hotRange(n)
+	}
+	for i := 0; i < b.cfg.reads; i++ {
+		k := t.rng.IntN(n)
+		var key []byte
+		if mode == readMissing {
+			key = missingKey(t.key[:], k)
+		} else {
+			key = formatKey(t.key[:], k)
+		}
+		st := t.start()
+		v, err := b.d.Get(key, nil)
+		switch {
+		case err == nil:
+			t.found++
+			t.bytes += int64(len(key) + len(v))
+		case !errors.Is(err, db.ErrNotFound):
+			return err
+		}
+		t.finish(1, st)
+	}
+	return nil
+}
+
+// seekRandom does what db_bench's seekrandom does: a new iterator per
+// operation, positioned with Seek at a random key; found counts the seeks
+// that landed on the key itself.
+func (b *bench) seekRandom(t *thread) error {
+	for i := 0; i < b.cfg.reads; i++ {
+		key := formatKey(t.key[:], t.rng.IntN(b.cfg.num))
+		st := t.start()
+		it := b.d.NewIterator(nil)
+		if it.Seek(key) && bytes.Equal(it.Key(), key) {
+			t.found++
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+		t.finish(1, st)
+	}
+	return nil
+}
+
+func (b *bench) scan(t *thread, forward bool) error {
+	it := b.d.NewIterator(nil)
+	st := t.start()
+	ok := it.First()
+	if !forward {
+		ok = it.Last()
+	}
+	for ; ok && t.ops < int64(b.cfg.reads); ok = advance(it, forward) {
+		t.bytes += int64(len(it.Key()) + len(it.Value()))
+		t.finish(1, st)
+		st = t.start()
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+func advance(it *db.Iterator, forward bool) bool {
+	if forward {
+		return it.Next()
+	}
+	return it.Prev()
+}
+
+// compactor is the method compact calls. DB.CompactRange is recent; when
+// the engine lacks it, compact flushes the memtable instead and says so.
+type compactor interface {
+	CompactRange(start, limit []byte) error
+}
+
+func (b *bench) compact(t *thread) error {
+	t.ops = 1
+	if c, ok := any(b.d).(compactor); ok {
+		return c.CompactRange(nil, nil)
+	}
+	fmt.Fprintf(b.errOut, "compact: this engine has no DB.CompactRange; flushing the memtable instead\n")
+	return b.d.Flush()
+}
+
+// runAll runs the steps in order on the store in b.dir, printing each
+// result, and returns the results.
+func (b *bench) runAll(steps []step) ([]*result, error) {
+	var results []*result
+	for _, s := range steps {
+		r, err := b.runOne(s)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", s.name, err)
+		}
+		results = append(results, r)
+		if !b.quiet {
+			printResult(b.out, r)
+			if s.name == "stats" {
+				fmt.Fprint(b.out, r.after.String())
+			}
+		}
+	}
+	return results, nil
+}
+
+func (b *bench) open() error {
+	d, err := db.Open(b.dir, b.cfg.options(b.policy))
+	if err != nil {
+		return err
+	}
+	b.d, b.used = d, false
+	return nil
+}
+
+func (b *bench) close() error {
+	if b.d == nil {
+		return nil
+	}
+	err := b.d.Close()
+	b.d = nil
+	return err
+}
+
+func (b *bench) runOne(s step) (*result, error) {
+	bm := benchmarks[s.name]
+	if bm.fresh {
+		if b.cfg.useExisting {
+			return &result{Name: s.name, Skipped: "--use_existing_db"}, nil
+		}
+		if b.used {
+			if err := b.close(); err != nil {
+				return nil, err
+			}
+			if err := destroyStore(b.dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if b.d == nil {
+		if err := b.open(); err != nil {
+			return nil, err
+		}
+	}
+	b.used = true
+
+	nthreads := 1
+	if bm.kind == kindRead {
+		nthreads = b.cfg.threads
+	}
+	threads := make([]*thread, nthreads)
+	for i := range threads {
+		threads[i] = newThread(b.cfg, s, i)
+	}
+	r := &result{Name: s.name, Kind: bm.kind, Threads: nthreads, before: b.d.Metrics()}
+	prog := startProgress(b.errOut, s.name, int64(bm.ops(b.cfg)*nthreads), func() int64 {
+		var n int64
+		for _, t := range threads {
+			n += t.progress.Load()
+		}
+		return n
+	})
+
+	var stopWriter atomic.Bool
+	var writerErr error
+	var writerWG sync.WaitGroup
+	if bm.withWriter {
+		w := newThread(b.cfg, s, nthreads)
+		w.hist = nil
+		writerWG.Add(1)
+		go func() {
+			defer writerWG.Done()
+			wo := &db.WriteOptions{Sync: b.cfg.sync}
+			for !stopWriter.Load() {
+				if err := b.d.Put(formatKey(w.key[:], w.rng.IntN(b.cfg.num)), w.gen.next(b.cfg.valueSize), wo); err != nil {
+					writerErr = err
+					return
+				}
+				w.ops++
+			}
+			r.WriterOps = w.ops
+		}()
+	}
+
+	errs := make([]error, nthreads)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := time.Now()
+			errs[i] = bm.run(b, t)
+			t.elapsed = time.Since(st)
+		}()
+	}
+	wg.Wait()
+	r.Elapsed = time.Since(start)
+	stopWriter.Store(true)
+	writerWG.Wait()
+	prog.done()
+	r.after = b.d.Metrics()
+	if err := errors.Join(append(errs, writerErr)...); err != nil {
+		return nil, err
+	}
+	r.merge(threads)
+	return r, nil
+}
+
+// destroyStore removes a store directory, refusing a directory that holds
+// files but no store (a mistyped --db must not wipe someone's files).
+func destroyStore(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+			return fmt.Errorf("refusing to remove %s: it is not empty and holds no store (no CURRENT file)", dir)
+		}
+	}
+	return os.RemoveAll(dir)
+}
+
+// run is kvbench without the subcommand: it runs --benchmarks and prints
+// the results to out, progress to errOut.
+func run(cfg *config, out, errOut io.Writer) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	steps, err := parseBenchmarks(cfg.benchmarks)
+	if err != nil {
+		return err
+	}
+	policy, err := cfg.policy()
+	if err != nil {
+		return err
+	}
+	dir := cfg.dbPath
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "kvbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "db")
+	} else if !cfg.useExisting {
+		if err := destroyStore(dir); err != nil {
+			return err
+		}
+	}
+	printHeader(cfg, out, dir, policy)
+	b := &bench{cfg: cfg, dir: dir, policy: policy, out: out, errOut: errOut}
+	results, err := b.runAll(steps)
+	if cerr := b.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	rep := &report{Config: cfg.jsonConfig(dir, policy), Results: results}
+
+	if i := comparisonEnd(steps); cfg.compare && i >= 0 && !filter.IsNone(policy) && !cfg.useExisting {
+		// The same steps, same keys, same shape of store, with no filter.
+		fmt.Fprintf(errOut, "repeating %s with no filter for comparison...\n", joinSteps(steps[comparisonStart(steps, i):i+1]))
+		tmp, err := os.MkdirTemp("", "kvbench-nofilter-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		nb := &bench{cfg: cfg, dir: filepath.Join(tmp, "db"), policy: filter.None, out: io.Discard, errOut: errOut, quiet: true}
+		nf, err := nb.runAll(steps[comparisonStart(steps, i) : i+1])
+		if cerr := nb.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("no-filter comparison: %w", err)
+		}
+		with := findResult(results, steps[i])
+		rep.FilterEffect = printFilterEffect(out, policy, with, nf[len(nf)-1])
+	}
+	if cfg.jsonPath != "" {
+		if err := writeJSON(cfg.jsonPath, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// comparisonEnd is the index of the first readmissing step, or -1.
+func comparisonEnd(steps []step) int {
+	for i, s := range steps {
+		if s.name == "readmissing" {
+			return i
+		}
+	}
+	return -1
+}
+
+// comparisonStart is where the no-filter repeat of steps[:end+1] may
+// start: the last benchmark before end that begins from an empty store
+// (what came before it left nothing behind), or 0.
+func comparisonStart(steps []step, end int) int {
+	for i := end; i >= 0; i-- {
+		if benchmarks[steps[i].name].fresh {
+			return i
+		}
+	}
+	return 0
+}
+
+// findResult returns the first result of the benchmark named in s (the
+// step comparisonEnd picks is the first of its name).
+func findResult(results []*result, s step) *result {
+	for _, r := range results {
+		if r.Name == s.name {
+			return r
+		}
+	}
+	return nil
+}
+
+func joinSteps(steps []step) string {
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// config holds the flags, named as db_bench names them.
+type config struct {
+	benchmarks       string
+	num              int
+	reads            int
+	valueSize        int
+	compressionRatio float64
+	bloomBits        int
+	filterPolicy     string
+	cacheSize        int64
+	writeBufferSize  int
+	blockSize        int
+	dbPath           string
+	useExisting      bool
+	threads          int
+	histogram        bool
+	sync             bool
+	jsonPath         string
+	seed             uint64
+	compare          bool
+}
+
+// defaultBenchmarks is the suite a run with no flags does: about half a
+// minute on two cores at the default --num. readmissing comes early so
+// the no-filter comparison only has to repeat fillrandom..readmissing.
+const defaultBenchmarks = "fillseq,fillrandom,readrandom,readmissing,readhot,seekrandom,readseq,readreverse,overwrite,compact,readrandom,readmissing,stats"
+
+func defaultConfig() *config {
+	return &config{
+		benchmarks:       defaultBenchmarks,
+		num:              200000,
+		reads:            -1,
+		valueSize:        100,
+		compressionRatio: 0.5,
+		bloomBits:        10,
+		filterPolicy:     "bloom",
+		cacheSize:        8 << 20,
+		writeBufferSize:  4 << 20,
+		blockSize:        4 << 10,
+		threads:          1,
+		seed:             301,
+		compare:          true,
+	}
+}
+
+func (c *config) registerFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.benchmarks, "benchmarks", c.benchmarks, "comma-separated benchmarks to run in order: "+strings.Join(benchmarkNames(), ", "))
+	fs.IntVar(&c.num, "num", c.num, "number of keys (db_bench's default is 1000000; kvbench's is smaller so the default suite fits in a minute)")
+	fs.IntVar(&c.reads, "reads", c.reads, "number of reads per reading thread (negative: --num)")
+	fs.IntVar(&c.valueSize, "value_size", c.valueSize, "value size in bytes")
+	fs.Float64Var(&c.compressionRatio, "compression_ratio", c.compressionRatio, "values compress to this fraction of their size")
+	fs.IntVar(&c.bloomBits, "bloom_bits", c.bloomBits, "filter bits per key (0 or negative: no filter)")
+	fs.StringVar(&c.filterPolicy, "filter_policy", c.filterPolicy, "filter policy: "+strings.Join(policyNames(), ", "))
+	fs.Int64Var(&c.cacheSize, "cache_size", c.cacheSize, "block cache bytes (0 or negative: no block cache)")
+	fs.IntVar(&c.writeBufferSize, "write_buffer_size", c.writeBufferSize, "memtable bytes before a flush")
+	fs.IntVar(&c.blockSize, "block_size", c.blockSize, "data block bytes")
+	fs.StringVar(&c.dbPath, "db", "", "store directory (default: a temporary directory, removed at exit)")
+	fs.BoolVar(&c.useExisting, "use_existing_db", false, "use the store at --db as it is; skip the benchmarks that need a fresh store")
+	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
+	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
+	fs.BoolVar(&c.sync, "sync", false, "sync every write")
+	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed (same seed, same keys)")
+	fs.BoolVar(&c.compare, "compare_no_filter", c.compare, "after the run, repeat fill..readmissing with no filter and print both readmissing results side by side")
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.num <= 0 || c.num > maxKeyIndex:
+		return fmt.Errorf("--num must be in [1, %d]", maxKeyIndex)
+	case c.valueSize < 0:
+		return errors.New("--value_size must be >= 0")
+	case !(c.compressionRatio > 0 && c.compressionRatio <= 1):
+		return errors.New("--compression_ratio must be in (0, 1]")
+	case c.threads < 1:
+		return errors.New("--threads must be >= 1")
+	case c.writeBufferSize < 0 || c.blockSize < 0:
+		return errors.New("--write_buffer_size and --block_size must be >= 0 (0: the engine's default)")
+	case c.useExisting && c.dbPath == "":
+		return errors.New("--use_existing_db needs --db")
+	}
+	if c.reads < 0 {
+		c.reads = c.num
+	}
+	_, err := c.policy()
+	return err
+}
+
+// policyKind describes one filter policy of package filter to kvbench: how
+// to make it for a bits-per-key budget and what its false-positive rate
+// should be in theory.
+type policyKind struct {
+	name string
+	make func(bitsPerKey int) filter.Policy
+	// theory is the expected false-positive rate of p made with
+	// bitsPerKey; nil when there is no formula.
+	theory func(p filter.Policy, bitsPerKey int) float64
+	// budgets, when set, are the only --bloom_bits values that make
+	// different filters (the filters laboratory measures just these);
+	// nil means every budget from 1 up.
+	budgets []int
+	about   string
+}
+
+// policies lists every filter policy the filter package offers, by the
+// name --filter_policy and the filters subcommand use. A new policy is one
+// more entry.
+var policies = map[string]policyKind{
+	"bloom": {
+		name: "bloom", make: filter.NewBloomPolicy, theory: bloomTheory,
+		about: "bloomkv Bloom, 64-bit hashing, k = floor(0.69*bits)",
+	},
+	"leveldb": {
+		name: "leveldb", make: filter.NewLevelDBBloomPolicy, theory: bloomTheory,
+		about: "LevelDB's Bloom, byte for byte (32-bit hash)",
+	},
+	"blocked": {
+		name: "blocked", make: filter.NewBlockedBloomPolicy,
+		theory: func(p filter.Policy, bits int) float64 {
+			return filter.EstimateBlockedFPR(float64(bits), p.(filter.BitsPerKeyer).NumProbes())
+		},
+		about: "cache-line-blocked Bloom (512-bit lines, one cache miss per probe)",
+	},
+	"binaryfuse": {
+		name: "binaryfuse",
+		make: func(bits int) filter.Policy {
+			if bits <= 8 {
+				return filter.NewBinaryFusePolicy(8)
+			}
+			return filter.NewBinaryFusePolicy(16)
+		},
+		theory: func(p filter.Policy, bits int) float64 {
+			return math.Pow(2, -float64(p.(interface{ FingerprintBits() int }).FingerprintBits()))
+		},
+		budgets: []int{8, 16},
+		about:   "binary fuse; --bloom_bits is the fingerprint size, 8 (<= 8) or 16 (> 8)",
+	},
+}
+
+// policyOrder is the order policies are listed and measured in; policies
+// not named here follow in alphabetical order.
+var policyOrder = []string{"bloom", "leveldb", "blocked", "binaryfuse"}
+
+func policyNames() []string {
+	var names, rest []string
+	for _, n := range policyOrder {
+		if _, ok := policies[n]; ok {
+			names = append(names, n)
+		}
+	}
+	for n := range policies {
+		if !slices.Contains(names, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+// bloomTheory is the standard Bloom rate (1 - e^(-k/bits))^k with the
+// policy's own k.
+func bloomTheory(p filter.Policy, bitsPerKey int) float64 {
+	k := filter.OptimalK(float64(bitsPerKey))
+	if bk, ok := p.(filter.BitsPerKeyer); ok {
+		k = bk.NumProbes()
+	}
+	return filter.EstimateFPR(float64(bitsPerKey), k)
+}
+
+func (c *config) policy() (filter.Policy, error) {
+	if c.bloomBits <= 0 {
+		return filter.None, nil
+	}
+	pk, ok := policies[c.filterPolicy]
+	if !ok {
+		return nil, fmt.Errorf("unknown --filter_policy %q (have %s)", c.filterPolicy, strings.Join(policyNames(), ", "))
+	}
+	return pk.make(c.bloomBits), nil
+}
+
+func (c *config) options(p filter.Policy) *db.Options {
+	o := &db.Options{
+		FilterPolicy:    p,
+		WriteBufferSize: c.writeBufferSize,
+		BlockSize:       c.blockSize,
+	}
+	if c.cacheSize > 0 {
+		o.BlockCacheSize = c.cacheSize
+	} else {
+		o.DisableBlockCache = true
+	}
+	return o
+}
+
+func describePolicy(p filter.Policy) string {
+	if filter.IsNone(p) {
+		return "none"
+	}
+	if bk, ok := p.(filter.BitsPerKeyer); ok {
+		return fmt.Sprintf("%s, %d bits/key, k=%d", p.Name(), bk.BitsPerKey(), bk.NumProbes())
+	}
+	return p.Name()
+}
+
+func describeShort(p filter.Policy) string {
+	if filter.IsNone(p) {
+		return "none"
+	}
+	if bk, ok := p.(filter.BitsPerKeyer); ok {
+		return fmt.Sprintf("%s %d bits/key", strings.TrimPrefix(p.Name(), "bloomkv."), bk.BitsPerKey())
+	}
+	return p.Name()
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// keyLen is the length of every key kvbench writes: db_bench's %016d.
+const keyLen = 16
+
+// maxKeyIndex is the largest key number %016d can hold.
+const maxKeyIndex = 9_999_999_999_999_999
+
+// formatKey writes key number k as 16 decimal digits, zero padded (the
+// same bytes as fmt.Sprintf("%016d", k)), into dst[:16] and returns
+// dst[:16]. It allocates nothing, unlike fmt. k must be in [0, maxKeyIndex].
+func formatKey(dst []byte, k int) []byte {
+	dst = dst[:keyLen]
+	for i := keyLen - 1; i >= 0; i-- {
+		dst[i] = '0' + byte(k%10)
+		k /= 10
+	}
+	return dst
+}
+
+// missingKey is db_bench's absent key for key number k: the real key with
+// its last byte dropped. It is never written (every written key has 16
+// bytes) and it sorts immediately before the keys k - k%10 .. k - k%10 + 9,
+// so its neighbours are real keys: a table whose range holds them cannot
+// rule it out by range, only by its filter.
+func missingKey(dst []byte, k int) []byte {
+	return formatKey(dst, k)[:keyLen-1]
+}
+
+// hotRange is the number of keys readhot draws from: the first 1% of the
+// key range, at least one key (db_bench's (num+99)/100).
+func hotRange(num int) int { return max((num+99)/100, 1) }
+
+// valueGen hands out values that compress to about ratio of their size:
+// values are cut from a pool built of 100-byte pieces, each ratio*100
+// random printable bytes followed by copies of them, so a compressor keeps
+// about ratio of every value (the idea of db_bench's generator). A valueGen
+// is not safe for concurrent use; give each goroutine its own.
+type valueGen struct {
+	data []byte
+	pos  int
+}
+
+// newValueGen returns a generator whose pool depends only on seed and ratio.
+func newValueGen(seed uint64, ratio float64) *valueGen {
+	rng := rand.New(rand.NewPCG(seed, 0x76616c7565))
+	const pool = 1 << 20
+	g := &valueGen{data: make([]byte, 0, pool+100)}
+	n := min(max(int(100*ratio+0.5), 1), 100)
+	for len(g.data) < pool {
+		start := len(g.data)
+		for range n {
+			g.data = append(g.data, byte(' '+rng.IntN(95)))
+		}
+		for len(g.data)-start < 100 {
+			g.data = append(g.data, g.data[start:start+min(n, 100-(len(g.data)-start))]...)
+		}
+	}
+	return g
+}
+
+// next returns n bytes of value. The slice is valid until a later call
+// needs the space again; writers copy it (Put and Batch.Put both do).
+func (g *valueGen) next(n int) []byte {
+	if n > len(g.data) {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = g.data[i%len(g.data)]
+		}
+		return b
+	}
+	if g.pos+n > len(g.data) {
+		g.pos = 0
+	}
+	v := g.data[g.pos : g.pos+n]
+	g.pos += n
+	return v
+}
+
+// progress shows a running benchmark on stderr as db_bench does ("...
+// finished N ops"), with the rate and an estimate of the time left. It
+// polls per-thread counters from its own goroutine twice a second, so
+// the benchmark loops pay one uncontended atomic store every 256 ops,
+// and it stays silent for benchmarks that end within the first second.
+type progress struct {
+	w     io.Writer
+	name  string
+	total int64
+	count func() int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	shown atomic.Bool
+}
+
+func startProgress(w io.Writer, name string, total int64, count func() int64) *progress {
+	p := &progress{w: w, name: name, total: total, count: count, stop: make(chan struct{})}
+	if w == nil || w == io.Discard {
+		return p
+	}
+	p.wg.Add(1)
+	go p.loop()
+	return p
+}
+
+func (p *progress) loop() {
+	defer p.wg.Done()
+	start := time.Now()
+	first := time.NewTimer(time.Second)
+	defer first.Stop()
+	select {
+	case <-p.stop:
+		return
+	case <-first.C:
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done := p.count()
+		el := time.Since(start).Seconds()
+		rate := float64(done) / el
+		eta := "?"
+		if rate > 0 && p.total > 0 {
+			eta = time.Duration(float64(max(p.total-done, 0)) / rate * float64(time.Second)).Round(time.Second).String()
+		}
+		if p.total > 0 {
+			fmt.Fprintf(p.w, "%-12s ... finished %d of %d ops (%.0f ops/s, ETA %s)      \r", p.name, done, p.total, rate, eta)
+		} else {
+			fmt.Fprintf(p.w, "%-12s ... finished %d ops (%.0f ops/s)      \r", p.name, done, rate)
+		}
+		p.shown.Store(true)
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// done stops the display and clears its line.
+func (p *progress) done() {
+	close(p.stop)
+	p.wg.Wait()
+	if p.shown.Load() {
+		fmt.Fprintf(p.w, "%90s\r", "")
+	}
+}
