@@ -466,3 +466,34 @@ func TestPolicyChangeKeepsOldFilters(t *testing.T) {
 		t.Fatalf("both tables' filters should be in use: %+v", m.Filter)
 	}
 }
+
+// TestEveryTablePolicyReadable writes tables with every table filter
+// policy into one store, then reads them all back through their filters.
+func TestEveryTablePolicyReadable(t *testing.T) {
+	fs := vfs.NewMem()
+	policies := []filter.Policy{
+		filter.NewBloomPolicy(10), filter.NewLevelDBBloomPolicy(10), filter.NewBlockedBloomPolicy(10),
+		filter.NewBinaryFusePolicy(8), filter.NewBinaryFusePolicy(16), filter.None,
+	}
+	for i, p := range policies {
+		d := mustOpen(t, "/db", &Options{FS: fs, FilterPolicy: p, DisableAutomaticCompactions: true})
+		for j := 0; j < 500; j++ {
+			d.Put([]byte(fmt.Sprintf("p%d-%04d", i, j)), []byte(p.Name()), nil)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+	}
+	// Reopen with the default policy: every table keeps its own filter.
+	d := mustOpen(t, "/db", &Options{FS: fs, DisableAutomaticCompactions: true})
+	defer d.Close()
+	for i, p := range policies {
+		for j := 0; j < 500; j++ {
+			mustGet(t, d, fmt.Sprintf("p%d-%04d", i, j), p.Name())
+		}
+	}
+	if m := d.Metrics(); m.Filter.TruePositives != 500*int64(len(policies)-1) {
+		t.Fatalf("filters used for %d of %d lookups in filtered tables", m.Filter.TruePositives, 500*(len(policies)-1))
+	}
+}

@@ -111,12 +111,26 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	return d, nil
 }
 
+// knownFilters are the policies whose filters a table reader can decode,
+// found by the name each table stores: every table policy of the filter
+// package (their readers take k or the fingerprint size from the filter
+// bytes, not from the constructor), the configured ones first.
 func (d *DB) knownFilters() []filter.Policy {
-	fs := []filter.Policy{filter.NewBloomPolicy(DefaultBloomBitsPerKey), filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey)}
+	var ps []filter.Policy
 	if d.opts.filterPolicy != nil {
-		fs = append([]filter.Policy{d.opts.filterPolicy}, fs...)
+		ps = append(ps, d.opts.filterPolicy)
 	}
-	return fs
+	for _, p := range d.opts.LevelFilterPolicies {
+		if p != nil && !filter.IsNone(p) {
+			ps = append(ps, p)
+		}
+	}
+	return append(ps,
+		filter.NewBloomPolicy(DefaultBloomBitsPerKey),
+		filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey),
+		filter.NewBlockedBloomPolicy(DefaultBloomBitsPerKey),
+		filter.NewBinaryFusePolicy(8),
+	)
 }
 
 func (d *DB) writerOptions(level int) sstable.WriterOptions {
