@@ -130,3 +130,26 @@ func BenchmarkPut(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSeekL0 seeks a new iterator per operation on a store whose data
+// sits in several overlapping level-0 tables (db_bench's seekrandom).
+func BenchmarkSeekL0(b *testing.B) {
+	d := mustOpen(b, b.TempDir(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	rng := rand.New(rand.NewSource(4))
+	val := make([]byte, 100)
+	const n = 600000
+	for t := 0; t < 6; t++ {
+		for i := 0; i < n/6; i++ {
+			d.Put([]byte(fmt.Sprintf("%016d", rng.Intn(n))), val, nil)
+		}
+		d.Flush()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		it := d.NewIterator(nil)
+		it.Seek([]byte(fmt.Sprintf("%016d", rng.Intn(n))))
+		it.Close()
+	}
+}
