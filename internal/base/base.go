@@ -21,6 +21,7 @@ const (
 	KindSeek = KindSet
 )
 
+// String names the kind as tools print it (SET, DEL).
 func (k Kind) String() string {
 	switch k {
 	case KindDelete:

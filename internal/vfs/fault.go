@@ -81,6 +81,7 @@ type InjectedError struct {
 	Torn bool
 }
 
+// Error describes the injected failure: the operation, the path and the cause.
 func (e *InjectedError) Error() string {
 	return fmt.Sprintf("%v: %s %s: %v", ErrInjected, e.Op, e.Path, e.Unwrap())
 }
