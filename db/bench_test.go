@@ -1,11 +1,14 @@
 package db
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/base"
 )
 
 // benchStores maps a key count to a store built once per test binary: a
@@ -151,5 +154,54 @@ func BenchmarkSeekL0(b *testing.B) {
 		it := d.NewIterator(nil)
 		it.Seek([]byte(fmt.Sprintf("%016d", rng.Intn(n))))
 		it.Close()
+	}
+}
+
+// BenchmarkReadMissingFloor does only what a lookup of an absent key
+// cannot avoid, on the same store as BenchmarkGet/absent: the memtable
+// probes, and one filter probe per table whose key range holds the key.
+// BenchmarkGet/absent divided by this is the read path's overhead.
+func BenchmarkReadMissingFloor(b *testing.B) {
+	const n = 200000
+	d := benchDB(b, n)
+	defer d.Close()
+	keys := make([][]byte, 4096)
+	rng := rand.New(rand.NewSource(2))
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("%016d", 2*rng.Intn(n)+1))
+	}
+	rs := d.loadReadState()
+	defer rs.unref()
+	type table struct {
+		smallest, largest []byte
+		r                 interface{ MayContain([]byte) bool }
+	}
+	var tables []table
+	for _, files := range rs.v.Files {
+		for _, f := range files {
+			r, err := d.tables.get(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tables = append(tables, table{base.UserKey(f.Smallest), base.UserKey(f.Largest), r})
+		}
+	}
+	seq := d.visibleSeq.Load()
+	b.ReportAllocs()
+	b.ResetTimer()
+	hits := 0
+	for i := 0; i < b.N; i++ {
+		k := keys[i&4095]
+		if _, _, ok := rs.mem.Get(k, seq); ok {
+			hits++
+		}
+		for _, t := range tables {
+			if bytes.Compare(k, t.smallest) >= 0 && bytes.Compare(k, t.largest) <= 0 && t.r.MayContain(k) {
+				hits++
+			}
+		}
+	}
+	if hits > b.N/10 {
+		b.Fatalf("%d filter hits for %d absent keys", hits, b.N)
 	}
 }
