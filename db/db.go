@@ -326,7 +326,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 			return d.bgErr
 		case d.isClosed:
 			return ErrClosed
-		case allowDelay && l0 >= d.opts.L0SlowdownWritesTrigger:
+		case allowDelay && l0 >= d.opts.L0SlowdownWritesTrigger && !d.opts.DisableAutomaticCompactions:
 			// Level 0 is filling faster than compaction drains it: give
 			// each write a 1 ms delay once, so compaction catches up
 			// instead of writes stopping all at once later.
