@@ -26,6 +26,10 @@ type Iterator struct {
 	value []byte
 	err   error
 	done  bool
+	// keyArr backs key and seekArr the seek key of Seek, so a short-lived
+	// iterator (one Seek, then Close) does not allocate for them.
+	keyArr  [64]byte
+	seekArr [72]byte
 }
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
@@ -45,7 +49,13 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		it.seq = ro.Snapshot.seq
 	}
 	it.rs = d.loadReadState()
-	iters := []base.InternalIterator{it.rs.mem.NewIterator()}
+	// Room for both memtables, every L0 table and one levelIter a level.
+	n := 2 + len(it.rs.v.Files)
+	if len(it.rs.v.Files) > 0 {
+		n += len(it.rs.v.Files[0])
+	}
+	iters := make([]base.InternalIterator, 1, n)
+	iters[0] = it.rs.mem.NewIterator()
 	if it.rs.imm != nil {
 		iters = append(iters, it.rs.imm.NewIterator())
 	}
@@ -128,7 +138,7 @@ func (it *Iterator) Seek(key []byte) bool {
 	it.d.reads.Add(1)
 	defer it.d.reads.Add(-1)
 	it.dir = 1
-	it.iter.SeekGE(base.MakeSeekKey(key, it.seq))
+	it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], key, it.seq, base.KindSeek))
 	it.findNext(false, nil)
 	return it.checkErr()
 }
@@ -207,6 +217,9 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 			skipBuf = append(skipBuf[:0], ukey...)
 			skipping = true
 			continue
+		}
+		if it.key == nil {
+			it.key = it.keyArr[:0]
 		}
 		it.key = append(it.key[:0], ukey...)
 		it.value = append(it.value[:0], it.iter.Value()...)

@@ -20,9 +20,24 @@ type Iterator struct {
 	dataOK bool
 	err    error
 	closed bool
+	// indexKeyArr and dataKeyArr back the block iterators' key buffers, so
+	// a fresh Iterator rebuilds prefix-compressed keys of typical length
+	// without allocating (a new Iterator is made for every DB seek).
+	indexKeyArr, dataKeyArr [48]byte
 }
 
 var _ base.InternalIterator = (*Iterator)(nil)
+
+// initKeyBufs points the block iterators' empty key buffers at the
+// inline arrays. blockIter.init keeps keyBuf, so this holds across blocks.
+func (it *Iterator) initKeyBufs() {
+	if it.index.keyBuf == nil {
+		it.index.keyBuf = it.indexKeyArr[:0]
+	}
+	if it.data.keyBuf == nil {
+		it.data.keyBuf = it.dataKeyArr[:0]
+	}
+}
 
 // loadBlock points data at the block of the current index entry.
 func (it *Iterator) loadBlock() bool {
@@ -103,6 +118,7 @@ func (it *Iterator) First() bool {
 	if it.err != nil {
 		return false
 	}
+	it.initKeyBufs()
 	if !it.index.First() {
 		return it.indexDone()
 	}
@@ -118,6 +134,7 @@ func (it *Iterator) Last() bool {
 	if it.err != nil {
 		return false
 	}
+	it.initKeyBufs()
 	if !it.index.Last() {
 		return it.indexDone()
 	}
@@ -133,6 +150,7 @@ func (it *Iterator) SeekGE(ikey []byte) bool {
 	if it.err != nil {
 		return false
 	}
+	it.initKeyBufs()
 	if !it.index.SeekGE(ikey) {
 		return it.indexDone()
 	}
@@ -148,6 +166,7 @@ func (it *Iterator) SeekLT(ikey []byte) bool {
 	if it.err != nil {
 		return false
 	}
+	it.initKeyBufs()
 	if !it.index.SeekGE(ikey) {
 		if it.index.Error() != nil {
 			return it.indexDone()
