@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/vfs"
@@ -381,15 +382,25 @@ func TestMonkeyReadsFewerBlocks(t *testing.T) {
 		o.LBaseMaxBytes = 128 << 10
 		o.TargetFileSize = 64 << 10
 		o.DisableBlockCache = true
+		// Compactions run here, at fixed points, not in the background:
+		// the tree's shape (and so the comparison) must not depend on
+		// timing.
+		o.DisableAutomaticCompactions = true
 		d := mustOpen(t, "/db", o)
 		rng := rand.New(rand.NewSource(11))
 		val := make([]byte, 40)
-		for _, i := range rng.Perm(150000) {
+		for n, i := range rng.Perm(150000) {
 			rng.Read(val)
 			d.Put([]byte(fmt.Sprintf("%016d", 2*i)), val, nil)
+			if n%5000 == 4999 {
+				if err := d.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				compactUntilSettled(t, d)
+			}
 		}
 		d.Flush()
-		waitCompactions(t, d)
+		compactUntilSettled(t, d)
 		d.Close()
 		d = mustOpen(t, "/db", o)
 		defer d.Close()
@@ -495,5 +506,26 @@ func TestEveryTablePolicyReadable(t *testing.T) {
 	}
 	if m := d.Metrics(); m.Filter.TruePositives != 500*int64(len(policies)-1) {
 		t.Fatalf("filters used for %d of %d lookups in filtered tables", m.Filter.TruePositives, 500*(len(policies)-1))
+	}
+}
+
+// compactUntilSettled runs, in the caller's goroutine, every compaction the
+// tree needs, as the background loop would.
+func compactUntilSettled(t testing.TB, d *DB) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		c := compaction.Pick(d.vs.current, d.copts, &d.pointers)
+		if c == nil {
+			return
+		}
+		d.compacting = true
+		err := d.runCompactionLocked(c)
+		d.compacting = false
+		d.bgCond.Broadcast()
+		if err != nil {
+			t.Fatalf("compaction: %v", err)
+		}
 	}
 }
