@@ -3,6 +3,8 @@ package main
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/bloomkv/bloomkv/bench/workload"
 )
 
 // The workload loop of cmd/kvbench, cut down to what the peer comparison
@@ -26,50 +28,9 @@ func newRand(c *config, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(c.seed, stream))
 }
 
-// valueGen cuts values from a pool of 100-byte pieces, each ratio*100
-// random printable bytes then copies of them, so values compress to about
-// ratio (as db_bench's generator does).
-type valueGen struct {
-	data []byte
-	pos  int
-}
-
-func newValueGen(seed uint64, ratio float64) *valueGen {
-	rng := rand.New(rand.NewPCG(seed, 0x76616c7565))
-	const pool = 1 << 20
-	g := &valueGen{data: make([]byte, 0, pool+100)}
-	n := min(max(int(100*ratio+0.5), 1), 100)
-	for len(g.data) < pool {
-		start := len(g.data)
-		for range n {
-			g.data = append(g.data, byte(' '+rng.IntN(95)))
-		}
-		for len(g.data)-start < 100 {
-			g.data = append(g.data, g.data[start:start+min(n, 100-(len(g.data)-start))]...)
-		}
-	}
-	return g
-}
-
-func (g *valueGen) next(n int) []byte {
-	if n > len(g.data) {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = g.data[i%len(g.data)]
-		}
-		return b
-	}
-	if g.pos+n > len(g.data) {
-		g.pos = 0
-	}
-	v := g.data[g.pos : g.pos+n]
-	g.pos += n
-	return v
-}
-
 // fill writes --num values, to keys in order or drawn from [0, --num).
 func fill(e Engine, c *config, rng *rand.Rand, random bool) (measurement, error) {
-	gen := newValueGen(c.seed, c.compressionRatio)
+	gen := workload.NewValueGen(c.seed, c.compressionRatio)
 	var key [keyLen]byte
 	m := measurement{ops: c.num}
 	t0 := time.Now()
@@ -78,7 +39,7 @@ func fill(e Engine, c *config, rng *rand.Rand, random bool) (measurement, error)
 		if random {
 			k = rng.IntN(c.num)
 		}
-		v := gen.next(c.valueSize)
+		v := gen.Next(c.valueSize)
 		if err := e.Put(formatKey(key[:], k), v); err != nil {
 			return m, err
 		}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bloomkv/bloomkv/bench/workload"
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
 )
@@ -146,7 +147,7 @@ type bench struct {
 type thread struct {
 	id       int
 	rng      *rand.Rand
-	gen      *valueGen
+	gen      *workload.ValueGen
 	key      [keyLen]byte
 	ops      int64
 	bytes    int64
@@ -162,7 +163,7 @@ func newThread(cfg *config, s step, id int) *thread {
 	t := &thread{
 		id:  id,
 		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
-		gen: newValueGen(seed^uint64(id)<<32, cfg.compressionRatio),
+		gen: workload.NewValueGen(seed^uint64(id)<<32, cfg.compressionRatio),
 	}
 	if cfg.histogram {
 		t.hist = newHistogram()
@@ -203,7 +204,7 @@ func (b *bench) write(t *thread, random bool, n, perBatch, valueSize int, sync b
 			if random {
 				k = t.rng.IntN(b.cfg.num)
 			}
-			v := t.gen.next(valueSize)
+			v := t.gen.Next(valueSize)
 			if err := b.d.Put(formatKey(t.key[:], k), v, wo); err != nil {
 				return err
 			}
@@ -215,7 +216,7 @@ func (b *bench) write(t *thread, random bool, n, perBatch, valueSize int, sync b
 				if random {
 					k = t.rng.IntN(b.cfg.num)
 				}
-				v := t.gen.next(valueSize)
+				v := t.gen.Next(valueSize)
 				batch.Put(formatKey(t.key[:], k), v)
 				t.bytes += int64(keyLen + len(v))
 			}
@@ -427,7 +428,7 @@ func (b *bench) runOne(s step) (*result, error) {
 			defer writerWG.Done()
 			wo := &db.WriteOptions{Sync: b.cfg.sync}
 			for !stopWriter.Load() {
-				if err := b.d.Put(formatKey(w.key[:], w.rng.IntN(b.cfg.num)), w.gen.next(b.cfg.valueSize), wo); err != nil {
+				if err := b.d.Put(formatKey(w.key[:], w.rng.IntN(b.cfg.num)), w.gen.Next(b.cfg.valueSize), wo); err != nil {
 					writerErr = err
 					return
 				}

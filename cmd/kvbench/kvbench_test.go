@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+
+	"github.com/bloomkv/bloomkv/bench/workload"
 )
 
 func TestFormatKey(t *testing.T) {
@@ -78,10 +80,10 @@ func TestMissingKeys(t *testing.T) {
 
 func TestValueGenCompressesToRatio(t *testing.T) {
 	for _, ratio := range []float64{0.25, 0.5, 1} {
-		g := newValueGen(7, ratio)
+		g := workload.NewValueGen(7, ratio)
 		var raw []byte
 		for range 10000 {
-			raw = append(raw, g.next(100)...)
+			raw = append(raw, g.Next(100)...)
 		}
 		got := float64(len(snappy.Encode(nil, raw))) / float64(len(raw))
 		// Snappy is no ideal compressor: allow it some slack above ratio.
@@ -89,8 +91,8 @@ func TestValueGenCompressesToRatio(t *testing.T) {
 			t.Errorf("ratio %.2f: values compress to %.3f", ratio, got)
 		}
 	}
-	g := newValueGen(7, 0.5)
-	if v := g.next(3 << 20); len(v) != 3<<20 {
+	g := workload.NewValueGen(7, 0.5)
+	if v := g.Next(3 << 20); len(v) != 3<<20 {
 		t.Errorf("next(3 MiB) returned %d bytes", len(v))
 	}
 }

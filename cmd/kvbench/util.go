@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,52 +38,6 @@ func missingKey(dst []byte, k int) []byte {
 // hotRange is the number of keys readhot draws from: the first 1% of the
 // key range, at least one key (db_bench's (num+99)/100).
 func hotRange(num int) int { return max((num+99)/100, 1) }
-
-// valueGen hands out values that compress to about ratio of their size:
-// values are cut from a pool built of 100-byte pieces, each ratio*100
-// random printable bytes followed by copies of them, so a compressor keeps
-// about ratio of every value (the idea of db_bench's generator). A valueGen
-// is not safe for concurrent use; give each goroutine its own.
-type valueGen struct {
-	data []byte
-	pos  int
-}
-
-// newValueGen returns a generator whose pool depends only on seed and ratio.
-func newValueGen(seed uint64, ratio float64) *valueGen {
-	rng := rand.New(rand.NewPCG(seed, 0x76616c7565))
-	const pool = 1 << 20
-	g := &valueGen{data: make([]byte, 0, pool+100)}
-	n := min(max(int(100*ratio+0.5), 1), 100)
-	for len(g.data) < pool {
-		start := len(g.data)
-		for range n {
-			g.data = append(g.data, byte(' '+rng.IntN(95)))
-		}
-		for len(g.data)-start < 100 {
-			g.data = append(g.data, g.data[start:start+min(n, 100-(len(g.data)-start))]...)
-		}
-	}
-	return g
-}
-
-// next returns n bytes of value. The slice is valid until a later call
-// needs the space again; writers copy it (Put and Batch.Put both do).
-func (g *valueGen) next(n int) []byte {
-	if n > len(g.data) {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = g.data[i%len(g.data)]
-		}
-		return b
-	}
-	if g.pos+n > len(g.data) {
-		g.pos = 0
-	}
-	v := g.data[g.pos : g.pos+n]
-	g.pos += n
-	return v
-}
 
 // progress shows a running benchmark on stderr as db_bench does ("...
 // finished N ops"), with the rate and an estimate of the time left. It
