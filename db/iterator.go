@@ -30,6 +30,10 @@ type Iterator struct {
 	// iterator (one Seek, then Close) does not allocate for them.
 	keyArr  [64]byte
 	seekArr [72]byte
+	// skip holds the key of the last tombstone findNext passed, backed by
+	// skipArr when short.
+	skip    []byte
+	skipArr [64]byte
 }
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
@@ -196,10 +200,8 @@ func (it *Iterator) Prev() bool {
 // The key found is copied into it.key, which may alias skip: skip is only
 // read before the copy.
 func (it *Iterator) findNext(skipping bool, skip []byte) {
-	var skipBuf []byte
-	if skipping {
-		skipBuf = append(skipBuf, skip...)
-	}
+	// A tombstone's key is kept in it.skip: the inner iterator's key
+	// buffer changes on Next.
 	for ; it.iter.Valid(); it.iter.Next() {
 		ukey, seq, kind, ok := base.ParseInternalKey(it.iter.Key())
 		if !ok {
@@ -210,19 +212,25 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 		if seq > it.seq {
 			continue
 		}
-		if skipping && bytes.Compare(ukey, skipBuf) <= 0 {
+		if skipping && bytes.Compare(ukey, skip) <= 0 {
 			continue
 		}
 		if kind == base.KindDelete {
-			skipBuf = append(skipBuf[:0], ukey...)
-			skipping = true
+			if it.skip == nil {
+				it.skip = it.skipArr[:0]
+			}
+			it.skip = append(it.skip[:0], ukey...)
+			skip, skipping = it.skip, true
 			continue
 		}
 		if it.key == nil {
 			it.key = it.keyArr[:0]
 		}
 		it.key = append(it.key[:0], ukey...)
-		it.value = append(it.value[:0], it.iter.Value()...)
+		// Values alias memtable or block memory, which is never modified
+		// (a block leaves the cache but is not reused), with capacity
+		// clipped: no copy is needed for the Key/Value contract.
+		it.value = it.iter.Value()
 		it.valid = true
 		return
 	}
@@ -248,7 +256,7 @@ func (it *Iterator) findPrev() {
 			kind = k
 			it.key = append(it.key[:0], ukey...)
 			if k == base.KindSet {
-				it.value = append(it.value[:0], it.iter.Value()...)
+				it.value = it.iter.Value() // immutable memory; see findNext
 			}
 		}
 		it.iter.Prev()

@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strings"
 	"sync"
@@ -509,8 +512,33 @@ func run(cfg *config, out, errOut io.Writer) error {
 		}
 	}
 	printHeader(cfg, out, dir, policy)
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if cfg.tracePath != "" {
+		f, err := os.Create(cfg.tracePath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
+	}
 	b := &bench{cfg: cfg, dir: dir, policy: policy, out: out, errOut: errOut}
 	results, err := b.runAll(steps)
+	if cfg.memProfile != "" && err == nil {
+		err = writeHeapProfile(cfg.memProfile)
+	}
 	if cerr := b.close(); err == nil {
 		err = cerr
 	}
@@ -585,4 +613,18 @@ func joinSteps(steps []step) string {
 		names[i] = s.name
 	}
 	return strings.Join(names, ",")
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

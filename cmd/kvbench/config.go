@@ -33,6 +33,9 @@ type config struct {
 	jsonPath         string
 	seed             uint64
 	compare          bool
+	cpuProfile       string
+	memProfile       string
+	tracePath        string
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -76,6 +79,9 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed (same seed, same keys)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run, before the store is closed")
+	fs.StringVar(&c.tracePath, "trace", "", "write a runtime execution trace of the whole run to this file (go tool trace)")
 	fs.BoolVar(&c.compare, "compare_no_filter", c.compare, "after the run, repeat fill..readmissing with no filter and print both readmissing results side by side")
 }
 
