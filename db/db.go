@@ -352,7 +352,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		}
 		// Switch to a new log and memtable; flush the old one.
 		num := d.vs.newFileNum()
-		f, err := d.fs.Create(logFileName(d.dirname, num))
+		f, err := d.createLog(num)
 		if err == nil {
 			// The new log's directory entry must be durable before a synced
 			// write in it is acknowledged, and the old log's tail before a
@@ -380,6 +380,26 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		d.maybeScheduleFlushLocked()
 		return nil
 	}
+}
+
+// createLog creates log num, appended through a memory map when the file
+// system can (see Options.DisableMmapWAL).
+func (d *DB) createLog(num uint64) (vfs.File, error) {
+	name := logFileName(d.dirname, num)
+	f, err := d.fs.Create(name)
+	if err != nil || d.opts.DisableMmapWAL {
+		return f, err
+	}
+	ma, ok := f.(vfs.MapAppender)
+	if !ok {
+		return f, nil
+	}
+	mf, err := ma.AppendMapped()
+	if err != nil {
+		d.events.warn("mapping log failed; appending it with write", "log", num, "err", err)
+		return f, nil
+	}
+	return mf, nil
 }
 
 func (d *DB) setBGErrorLocked(err error) {

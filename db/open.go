@@ -158,7 +158,7 @@ func (d *DB) open() (err error) {
 
 	// A fresh log, then a fresh MANIFEST that names it.
 	d.logNum = d.vs.newFileNum()
-	d.logFile, err = d.fs.Create(logFileName(d.dirname, d.logNum))
+	d.logFile, err = d.createLog(d.logNum)
 	if err != nil {
 		return err
 	}

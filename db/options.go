@@ -104,6 +104,23 @@ type Options struct {
 	// TargetFileSize is the size at which compaction splits its output
 	// tables. Default 2 MiB.
 	TargetFileSize int64
+	// DisableMmapReads makes tables be read with one ReadAt (a system call)
+	// per data block instead of through read-only memory maps. Default
+	// false: where the file system supports it (the operating system's,
+	// on Unix) every open table is mapped, as LevelDB does on 64-bit
+	// systems, and a block-cache miss decodes the block straight from the
+	// page cache. Mapping costs address space, not memory; a device error
+	// under a mapping is returned as the read's error.
+	DisableMmapReads bool
+	// DisableMmapWAL makes the write-ahead log be appended with one write
+	// system call per commit group. Default false: where the file system
+	// supports it (the operating system's, on Linux) the log is written
+	// through a shared memory map of a file preallocated a megabyte at a
+	// time, so a commit copies its record into the page cache without a
+	// system call. The guarantees do not change: a write survives a crash
+	// of the process once it returns, and a machine crash once it returns
+	// with Sync.
+	DisableMmapWAL bool
 	// DisableAutomaticCompactions turns background compactions off (for
 	// tests and bulk loads); CompactRange still works. Level 0 then grows
 	// without bound and writes are never stopped for it.

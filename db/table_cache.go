@@ -22,6 +22,23 @@ type tableEntry struct {
 	once sync.Mutex
 	r    *sstable.Reader
 	f    vfs.File
+	m    *vfs.Mapping // nil when the table is read with ReadAt
+	done bool         // released
+}
+
+// release closes the entry's reader, mapping and file; the caller holds
+// e.once. It returns the file's Close error. It leaves e.r set: a get that
+// found the entry before it left the map reads e.r without e.once.
+func (e *tableEntry) release() error {
+	if e.r == nil || e.done {
+		return nil
+	}
+	e.done = true
+	e.r.Close()
+	if e.m != nil {
+		_ = e.m.Unmap()
+	}
+	return e.f.Close()
 }
 
 func newTableCache(d *DB) *tableCache {
@@ -50,7 +67,7 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 	if e.r != nil {
 		return e.r, nil
 	}
-	r, f, err := tc.open(meta)
+	r, f, m, err := tc.open(meta)
 	if err != nil {
 		tc.mu.Lock()
 		if tc.m[meta.FileNum] == e {
@@ -60,18 +77,18 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 		return nil, err
 	}
 	tc.mu.Lock()
-	e.f = f
+	e.f, e.m = f, m
 	e.r = r
 	tc.mu.Unlock()
 	return r, nil
 }
 
-func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.File, error) {
+func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.File, *vfs.Mapping, error) {
 	d := tc.d
 	name := tableFileName(d.dirname, meta.FileNum)
 	f, err := d.fs.Open(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening table %06d: %w", meta.FileNum, err)
+		return nil, nil, nil, fmt.Errorf("opening table %06d: %w", meta.FileNum, err)
 	}
 	size, err := f.Size()
 	if err == nil && meta.Size != 0 && uint64(size) != meta.Size {
@@ -79,19 +96,34 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	r, err := sstable.NewReader(f, size, sstable.ReaderOptions{
+	ro := sstable.ReaderOptions{
 		Filters: d.knownFilters(),
 		Cache:   d.cache,
 		FileID:  meta.FileNum,
 		Stats:   &d.stats,
-	})
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("table %06d: %w", meta.FileNum, err)
 	}
-	return r, f, nil
+	// Map the table when the file system can; if mapping fails (no
+	// address space, an odd file system) the table is read with ReadAt.
+	var m *vfs.Mapping
+	if mf, ok := f.(vfs.Mapper); ok && !d.opts.DisableMmapReads {
+		if m, err = mf.MapReadOnly(size); err == nil {
+			ro.Mapped = m.Bytes()
+		} else {
+			m = nil
+			d.events.warn("mapping table failed; reading it with pread", "table", meta.FileNum, "err", err)
+		}
+	}
+	r, err := sstable.NewReader(f, size, ro)
+	if err != nil {
+		if m != nil {
+			_ = m.Unmap()
+		}
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("table %06d: %w", meta.FileNum, err)
+	}
+	return r, f, m, nil
 }
 
 // evict closes a table's reader and drops its cached blocks.
@@ -102,10 +134,7 @@ func (tc *tableCache) evict(num uint64) {
 	tc.mu.Unlock()
 	if e != nil {
 		e.once.Lock()
-		if e.r != nil {
-			e.r.Close()
-			e.f.Close()
-		}
+		_ = e.release()
 		e.once.Unlock()
 	}
 	if tc.d.cache != nil {
@@ -135,13 +164,10 @@ func (tc *tableCache) close() error {
 	var err error
 	for _, e := range m {
 		e.once.Lock()
-		if e.r != nil {
-			e.r.Close()
-			if cerr := e.f.Close(); err == nil {
-				err = cerr
-			}
-			e.r = nil
+		if cerr := e.release(); err == nil {
+			err = cerr
 		}
+		e.r = nil
 		e.once.Unlock()
 	}
 	return err

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,14 @@ type ReaderOptions struct {
 	FileID uint64
 	// Stats, when not nil, counts data block reads and cache lookups.
 	Stats *ReadStats
+	// Mapped, when not nil, is the whole table (its size bytes) mapped
+	// into memory, as vfs.Mapper maps it. Data blocks are then checked and
+	// decoded straight from it, without a ReadAt (a system call) per block
+	// read; the table's other blocks are still read with ReadAt, once, in
+	// NewReader. The mapping must outlive the Reader. A memory fault while
+	// reading it (the file was truncated, or the device failed) becomes an
+	// error of the read, not a crash.
+	Mapped []byte
 
 	// skipChecksums is for fuzzing only: it lets crafted blocks reach the
 	// decoders behind the checksum, as a hostile file with valid checksums
@@ -76,6 +86,9 @@ var errClosed = errors.New("sstable: reader is closed")
 func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	if size < FooterLen {
 		return nil, base.CorruptionErrorf("sstable: file of %d bytes is too short for a table", size)
+	}
+	if o.Mapped != nil && int64(len(o.Mapped)) != size {
+		return nil, fmt.Errorf("sstable: mapping of %d bytes for a table of %d", len(o.Mapped), size)
 	}
 	r := &Reader{f: f, size: size, opts: o}
 	fbuf := make([]byte, FooterLen)
@@ -327,6 +340,16 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 			st.CacheMisses.Add(1)
 		}
 	}
+	if r.opts.Mapped != nil {
+		b, err := r.decodeMapped(h)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			c.Set(r.opts.FileID, h.offset, b)
+		}
+		return b, nil
+	}
 	n := int(h.size + BlockTrailerLen)
 	pb := getReadBuf(n)
 	buf := *pb
@@ -352,6 +375,33 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 		c.Set(r.opts.FileID, h.offset, b)
 	}
 	return b, nil
+}
+
+// decodeMapped checks and decodes data block h (inside the data region)
+// from the mapped table. The result is always memory of its own: an
+// uncompressed block is copied out of the mapping, which goes away when the
+// table is closed while its blocks may stay cached.
+func (r *Reader) decodeMapped(h blockHandle) (b []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			b, err = nil, fmt.Errorf("sstable: block at offset %d: memory fault reading the mapped table (truncated file or device error): %v", h.offset, e)
+		}
+	}()
+	end := h.offset + h.size + BlockTrailerLen
+	stored := r.opts.Mapped[h.offset:end:end]
+	if st := r.opts.Stats; st != nil {
+		st.DataBlocksRead.Add(1)
+		st.DataBlockBytesRead.Add(int64(len(stored)))
+	}
+	b, err = decodeStoredBlock(stored, h, r.opts.skipChecksums)
+	if err == nil && Compression(stored[h.size]) == NoCompression {
+		b = append(make([]byte, 0, len(b)), b...)
+	}
+	return b, err
 }
 
 // Properties returns the table's properties. The caller must not modify

@@ -36,6 +36,8 @@ type config struct {
 	cpuProfile       string
 	memProfile       string
 	tracePath        string
+	mmapRead         bool
+	mmapWAL          bool
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -58,6 +60,8 @@ func defaultConfig() *config {
 		threads:          1,
 		seed:             301,
 		compare:          true,
+		mmapRead:         true,
+		mmapWAL:          true,
 	}
 }
 
@@ -77,6 +81,8 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
 	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
+	fs.BoolVar(&c.mmapRead, "mmap_read", c.mmapRead, "read tables through memory maps (false: one pread per block read)")
+	fs.BoolVar(&c.mmapWAL, "mmap_wal", c.mmapWAL, "append the write-ahead log through a memory map (false: one write(2) per commit)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed (same seed, same keys)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
@@ -204,6 +210,9 @@ func (c *config) options(p filter.Policy) *db.Options {
 		FilterPolicy:    p,
 		WriteBufferSize: c.writeBufferSize,
 		BlockSize:       c.blockSize,
+
+		DisableMmapReads: !c.mmapRead,
+		DisableMmapWAL:   !c.mmapWAL,
 	}
 	if c.cacheSize > 0 {
 		o.BlockCacheSize = c.cacheSize
