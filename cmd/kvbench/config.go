@@ -38,6 +38,9 @@ type config struct {
 	tracePath        string
 	mmapRead         bool
 	mmapWAL          bool
+	l0Slowdown       int
+	l0Stop           int
+	lbaseBytes       int64
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -82,6 +85,9 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
 	fs.BoolVar(&c.mmapRead, "mmap_read", c.mmapRead, "read tables through memory maps (false: one pread per block read)")
+	fs.IntVar(&c.l0Slowdown, "level0_slowdown_writes_trigger", 0, "level-0 tables at which each write is delayed 1 ms once (0: the engine's default)")
+	fs.IntVar(&c.l0Stop, "level0_stop_writes_trigger", 0, "level-0 tables at which writes wait for compaction (0: the engine's default)")
+	fs.Int64Var(&c.lbaseBytes, "max_bytes_for_level_base", 0, "level 1's target size in bytes (0: the engine's default)")
 	fs.BoolVar(&c.mmapWAL, "mmap_wal", c.mmapWAL, "append the write-ahead log through a memory map (false: one write(2) per commit)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed (same seed, same keys)")
@@ -213,6 +219,10 @@ func (c *config) options(p filter.Policy) *db.Options {
 
 		DisableMmapReads: !c.mmapRead,
 		DisableMmapWAL:   !c.mmapWAL,
+
+		L0SlowdownWritesTrigger: c.l0Slowdown,
+		L0StopWritesTrigger:     c.l0Stop,
+		LBaseMaxBytes:           c.lbaseBytes,
 	}
 	if c.cacheSize > 0 {
 		o.BlockCacheSize = c.cacheSize
