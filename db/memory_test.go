@@ -1,0 +1,140 @@
+package db
+
+import (
+	"fmt"
+	"math/rand"
+	"runtime"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/filter"
+)
+
+// memKey is the i-th key of the memory tests: 16 bytes, db_bench style.
+func memKey(i int) []byte { return []byte(fmt.Sprintf("%016d", i)) }
+
+// fillDistinct writes keys 0..n-1 once each, in a scrambled order, with
+// 100-byte values that compress to about half (50 random bytes, then 50
+// copies of one), as db_bench's do.
+func fillDistinct(t *testing.T, d *DB, n int) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(int64(n)))
+	val := make([]byte, 100)
+	for j := 0; j < n; j++ {
+		rng.Read(val[:50])
+		for k := 50; k < 100; k++ {
+			val[k] = val[0]
+		}
+		i := (j * 7919) % n // 7919 is prime and does not divide n below
+		if err := d.Put(memKey(i), val, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFilterMemory checks that the filters held in memory are what their
+// budget says: bits_per_key × keys / 8 bytes, within 5%, for the Bloom and
+// blocked Bloom policies, with the keys spread over many level-0 tables
+// (flushes only) and after a full compaction.
+func TestFilterMemory(t *testing.T) {
+	const n = 200_000
+	if n%7919 == 0 {
+		t.Fatal("the scramble needs n coprime to 7919")
+	}
+	for _, pc := range []struct {
+		name string
+		p    filter.Policy
+		bits int
+	}{
+		{"bloom10", filter.NewBloomPolicy(10), 10},
+		{"blockedbloom10", filter.NewBlockedBloomPolicy(10), 10},
+		{"bloom16", filter.NewBloomPolicy(16), 16},
+	} {
+		for _, compact := range []bool{false, true} {
+			d := mustOpen(t, t.TempDir(), &Options{
+				FilterPolicy:                pc.p,
+				WriteBufferSize:             1 << 20,
+				DisableAutomaticCompactions: !compact,
+			})
+			fillDistinct(t, d, n)
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if compact {
+				if err := d.CompactRange(nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := d.Metrics()
+			want := float64(pc.bits) * n / 8
+			ratio := float64(m.FilterBytes) / want
+			t.Logf("%s, compacted %v: %d tables hold %d filter bytes for %d keys: %.4f of %d×n/8",
+				pc.name, compact, m.TablesOpen, m.FilterBytes, n, ratio, pc.bits)
+			if ratio < 0.95 || ratio > 1.05 {
+				t.Errorf("%s, compacted %v: filter bytes %d are %.3f of the budget %.0f (want within 5%%)",
+					pc.name, compact, m.FilterBytes, ratio, want)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestHeapDuringReads checks the engine's steady-state memory during
+// random reads: the live Go heap it adds (measured after a collection,
+// against the heap before Open) stays within 1.5× of what it is meant to
+// hold: the block cache, the filters, the indexes and the memtables.
+// Tables are read through memory maps, which are page cache, not heap.
+func TestHeapDuringReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 300k keys")
+	}
+	const n = 300_000
+	dir := t.TempDir()
+	o := &Options{BlockCacheSize: 8 << 20, WriteBufferSize: 4 << 20}
+	d := mustOpen(t, dir, o)
+	fillDistinct(t, d, n)
+	if err := d.CompactRange(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	liveHeap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	base := liveHeap()
+	d = mustOpen(t, dir, o)
+	defer d.Close()
+	rng := rand.New(rand.NewSource(1))
+	var worst float64
+	for round := 0; round < 4; round++ {
+		for j := 0; j < 100_000; j++ {
+			if _, err := d.Get(memKey(rng.Intn(n)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		heap := liveHeap()
+		m := d.Metrics()
+		// The memtable's arena grows in slabs of up to 1 MiB beyond what
+		// MemTableBytes counts; allow one slab.
+		budget := m.BlockCacheCapacity + m.FilterBytes + m.IndexBytes + m.MemTableBytes + 1<<20
+		added := int64(heap) - int64(base)
+		ratio := float64(added) / float64(budget)
+		worst = max(worst, ratio)
+		t.Logf("round %d: heap added %.2f MiB; cache %.2f/%.2f MiB, filters %.2f MiB, indexes %.2f MiB, memtable %.2f MiB: %.2f× the budget",
+			round, mib(added), mib(m.BlockCacheSize), mib(m.BlockCacheCapacity), mib(m.FilterBytes), mib(m.IndexBytes), mib(m.MemTableBytes), ratio)
+		if m.BlockCacheSize < m.BlockCacheCapacity/2 {
+			t.Fatalf("the block cache holds only %d bytes: the reads did not fill it", m.BlockCacheSize)
+		}
+	}
+	if worst > 1.5 {
+		t.Errorf("the live heap reached %.2f× (block cache + filters + indexes + memtables), want at most 1.5×", worst)
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
