@@ -170,8 +170,9 @@ func BenchmarkReadMissingFloor(b *testing.B) {
 	for i := range keys {
 		keys[i] = []byte(fmt.Sprintf("%016d", 2*rng.Intn(n)+1))
 	}
-	rs := d.loadReadState()
-	defer rs.unref()
+	ref := d.loadReadState()
+	rs := ref.rs
+	defer ref.unref()
 	type table struct {
 		smallest, largest []byte
 		r                 interface{ MayContain([]byte) bool }

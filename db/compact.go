@@ -141,13 +141,13 @@ func (d *DB) mergeInputs(c *compaction.Compaction, v *manifest.Version, smallest
 				}
 				return nil, compaction.MergeStats{}, err
 			}
-			iters = append(iters, r.NewIterator())
+			iters = append(iters, r.NewCompactionIterator())
 		}
 	} else {
-		iters = append(iters, &levelIter{d: d, files: c.Inputs[0]})
+		iters = append(iters, &levelIter{d: d, files: c.Inputs[0], compaction: true})
 	}
 	if len(c.Inputs[1]) > 0 {
-		iters = append(iters, &levelIter{d: d, files: c.Inputs[1]})
+		iters = append(iters, &levelIter{d: d, files: c.Inputs[1], compaction: true})
 	}
 	it := compaction.NewMergingIterator(iters...)
 	sink := &compactionSink{d: d, level: c.OutputLevel()}

@@ -78,8 +78,9 @@ func dirBytes(t testing.TB, fs vfs.FS, dir string) (total int64, tables int) {
 // list once deletions settle.
 func checkLevelInvariants(t testing.TB, d *DB) {
 	t.Helper()
-	rs := d.loadReadState()
-	defer rs.unref()
+	ref := d.loadReadState()
+	rs := ref.rs
+	defer ref.unref()
 	for l := 1; l < NumLevels; l++ {
 		files := rs.v.Files[l]
 		for i := 1; i < len(files); i++ {

@@ -37,7 +37,7 @@ type DB struct {
 	visibleSeq atomic.Uint64
 	rs         atomic.Pointer[readState]
 	closed     atomic.Bool
-	reads      counter // Gets and iterator steps in flight (Close waits)
+	reads      base.Counter // Gets and iterator steps in flight (Close waits)
 
 	// copts shape the tree; pointers are the per-level round-robin
 	// compaction cursors.
@@ -496,8 +496,8 @@ func (d *DB) writeLevel0Table(mem *memtable.MemTable) (*manifest.FileMetadata, e
 
 // Get returns a copy of the value of key, or an error wrapping ErrNotFound.
 func (d *DB) Get(key []byte, ro *ReadOptions) ([]byte, error) {
-	d.reads.Add(1)
-	defer d.reads.Add(-1)
+	readCell := d.reads.Inc()
+	defer d.reads.DecAt(readCell)
 	if d.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -508,9 +508,9 @@ func (d *DB) Get(key []byte, ro *ReadOptions) ([]byte, error) {
 		}
 		seq = ro.Snapshot.seq
 	}
-	rs := d.loadReadState()
-	v, err := d.get(rs, key, seq)
-	rs.unref()
+	ref := d.loadReadState()
+	v, err := d.get(ref.rs, key, seq)
+	ref.unref()
 	return v, err
 }
 
@@ -524,22 +524,39 @@ func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 			return found(v, kind)
 		}
 	}
+	// The seek key is built only when some filter lets the key through:
+	// an absent key usually never needs it.
 	var buf [64]byte
-	seek := base.AppendInternalKey(buf[:0], key, seq, base.KindSeek)
+	var seek []byte
+	var one [1]*manifest.FileMetadata
 	for level := 0; level < manifest.NumLevels; level++ {
 		files := rs.v.Files[level]
+		if len(files) == 0 {
+			continue
+		}
 		if level > 0 {
 			f := rs.v.FindFile(level, key)
 			if f == nil {
 				continue
 			}
-			files = []*manifest.FileMetadata{f}
+			one[0] = f
+			files = one[:]
 		}
 		for _, f := range files {
-			if bytes.Compare(key, base.UserKey(f.Smallest)) < 0 || bytes.Compare(key, base.UserKey(f.Largest)) > 0 {
+			if level == 0 && (bytes.Compare(key, base.UserKey(f.Smallest)) < 0 || bytes.Compare(key, base.UserKey(f.Largest)) > 0) {
 				continue
 			}
-			v, kind, ok, err := d.getFromTable(level, f, key, seek)
+			r, maybe, err := d.tableMayContain(level, f, key)
+			if err != nil {
+				return nil, err
+			}
+			if !maybe {
+				continue
+			}
+			if seek == nil {
+				seek = base.AppendInternalKey(buf[:0], key, seq, base.KindSeek)
+			}
+			v, kind, ok, err := d.tableGet(level, f, r, seek, key)
 			if err != nil {
 				return nil, err
 			}
@@ -551,22 +568,28 @@ func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 	return nil, ErrNotFound
 }
 
-// getFromTable asks the table's filter, then (on "may contain") its index
-// and one data block. ok reports whether the table holds a visible entry.
-func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key, seek []byte) (value []byte, kind base.Kind, ok bool, err error) {
-	r, err := d.tables.get(f)
+// tableMayContain opens the table (from the table cache) and asks its
+// filter about key; maybe is true when it has no filter.
+func (d *DB) tableMayContain(level int, f *manifest.FileMetadata, key []byte) (r *sstable.Reader, maybe bool, err error) {
+	r, err = d.tables.get(f)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	lm := &d.m.levels[level]
 	if r.HasFilter() {
+		lm := &d.m.levels[level]
 		lm.filterChecks.Add(1)
 		if !r.MayContain(key) {
 			lm.filterUseful.Add(1)
-			return nil, 0, false, nil
+			return r, false, nil
 		}
 		lm.filterPositives.Add(1)
 	}
+	return r, true, nil
+}
+
+// tableGet looks the key up in the table's index and one data block. ok
+// reports whether the table holds a visible entry.
+func (d *DB) tableGet(level int, f *manifest.FileMetadata, r *sstable.Reader, seek, key []byte) (value []byte, kind base.Kind, ok bool, err error) {
 	v, kind, ok, err := r.Get(seek, key)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("bloomkv: table %06d: %w", f.FileNum, err)
@@ -575,7 +598,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key, seek []byte)
 		return nil, 0, false, nil
 	}
 	if r.HasFilter() {
-		lm.filterTruePositives.Add(1)
+		d.m.levels[level].filterTruePositives.Add(1)
 	}
 	return v, kind, true, nil
 }

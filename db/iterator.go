@@ -19,8 +19,9 @@ type Iterator struct {
 	d     *DB
 	iter  base.InternalIterator
 	seq   uint64
-	rs    *readState
-	dir   int // +1 forward, -1 reverse
+	ref   readRef
+	rs    *readState // ref.rs while the iterator holds it
+	dir   int        // +1 forward, -1 reverse
 	valid bool
 	key   []byte
 	value []byte
@@ -52,7 +53,8 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		}
 		it.seq = ro.Snapshot.seq
 	}
-	it.rs = d.loadReadState()
+	it.ref = d.loadReadState()
+	it.rs = it.ref.rs
 	// Room for both memtables, every L0 table and one levelIter a level.
 	n := 2 + len(it.rs.v.Files)
 	if len(it.rs.v.Files) > 0 {
@@ -75,7 +77,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 					for _, c := range iters {
 						c.Close()
 					}
-					it.rs.unref()
+					it.ref.unref()
 					it.rs = nil
 					return it
 				}
@@ -113,8 +115,8 @@ func (it *Iterator) First() bool {
 	if !it.enter() {
 		return false
 	}
-	it.d.reads.Add(1)
-	defer it.d.reads.Add(-1)
+	readCell := it.d.reads.Inc()
+	defer it.d.reads.DecAt(readCell)
 	it.dir = 1
 	it.iter.First()
 	it.findNext(false, nil)
@@ -126,8 +128,8 @@ func (it *Iterator) Last() bool {
 	if !it.enter() {
 		return false
 	}
-	it.d.reads.Add(1)
-	defer it.d.reads.Add(-1)
+	readCell := it.d.reads.Inc()
+	defer it.d.reads.DecAt(readCell)
 	it.dir = -1
 	it.iter.Last()
 	it.findPrev()
@@ -139,8 +141,8 @@ func (it *Iterator) Seek(key []byte) bool {
 	if !it.enter() {
 		return false
 	}
-	it.d.reads.Add(1)
-	defer it.d.reads.Add(-1)
+	readCell := it.d.reads.Inc()
+	defer it.d.reads.DecAt(readCell)
 	it.dir = 1
 	it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], key, it.seq, base.KindSeek))
 	it.findNext(false, nil)
@@ -152,8 +154,8 @@ func (it *Iterator) Next() bool {
 	if !it.valid || !it.enter() {
 		return false
 	}
-	it.d.reads.Add(1)
-	defer it.d.reads.Add(-1)
+	readCell := it.d.reads.Inc()
+	defer it.d.reads.DecAt(readCell)
 	cur := it.key
 	if it.dir < 0 {
 		// The inner iterator is before the current key's entries.
@@ -175,8 +177,8 @@ func (it *Iterator) Prev() bool {
 	if !it.valid || !it.enter() {
 		return false
 	}
-	it.d.reads.Add(1)
-	defer it.d.reads.Add(-1)
+	readCell := it.d.reads.Inc()
+	defer it.d.reads.DecAt(readCell)
 	if it.dir > 0 {
 		// The inner iterator is at the current key's newest visible entry;
 		// step back past every entry of that key.
@@ -290,7 +292,7 @@ func (it *Iterator) Close() error {
 		it.iter = nil
 	}
 	if it.rs != nil {
-		it.rs.unref()
+		it.ref.unref()
 		it.rs = nil
 	}
 	return it.err
@@ -304,6 +306,9 @@ type levelIter struct {
 	idx   int
 	cur   base.InternalIterator
 	err   error
+	// compaction makes it open sstable.Reader.NewCompactionIterator: one
+	// pass, no block cache.
+	compaction bool
 }
 
 func (l *levelIter) open(i int) bool {
@@ -322,7 +327,11 @@ func (l *levelIter) open(i int) bool {
 		l.err = err
 		return false
 	}
-	l.cur = r.NewIterator()
+	if l.compaction {
+		l.cur = r.NewCompactionIterator()
+	} else {
+		l.cur = r.NewIterator()
+	}
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
@@ -14,7 +15,7 @@ const NumLevels = manifest.NumLevels
 // counters are the DB's running totals, updated with atomics.
 type counters struct {
 	levels      [NumLevels]levelCounters
-	gets        counter
+	gets        base.Counter
 	walBytes    atomic.Int64
 	walSyncs    atomic.Int64
 	writeNanos  atomic.Int64
@@ -30,14 +31,16 @@ type counters struct {
 }
 
 type levelCounters struct {
-	filterChecks        atomic.Int64
-	filterUseful        atomic.Int64
-	filterPositives     atomic.Int64
-	filterTruePositives atomic.Int64
-	compactions         atomic.Int64 // compactions writing into this level
-	compactionBytesIn   atomic.Int64 // bytes read by them
-	compactionBytesOut  atomic.Int64 // bytes they wrote here
-	_                   [8]byte      // keep levels on separate cache lines
+	// Counted by every Get, from any number of goroutines: striped.
+	filterChecks        base.Counter
+	filterUseful        base.Counter
+	filterPositives     base.Counter
+	filterTruePositives base.Counter
+
+	compactions        atomic.Int64 // compactions writing into this level
+	compactionBytesIn  atomic.Int64 // bytes read by them
+	compactionBytesOut atomic.Int64 // bytes they wrote here
+	_                  [40]byte     // keep these off the next level's line
 }
 
 // FilterMetrics count what the per-table filters did for Get.

@@ -3,47 +3,81 @@ package db
 import (
 	"sync/atomic"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
 )
 
 // readState is an immutable view of what a read must consult: the
 // memtables and the version of the tables. It is reference counted: the DB
-// holds one reference while it is current, and every Get and iterator
-// holds one while it reads. The tables of a version are deleted only after
+// holds it while it is current, and every Get and iterator holds a
+// reference while it reads. The tables of a version are deleted only after
 // the last read state using that version is released.
+//
+// Every Get takes and drops a reference, from whichever core it runs on,
+// so the count is striped over cache lines (base.Counter) instead of one
+// shared word that two cores would pass back and forth. Each reference is
+// dropped in the cell it was taken in, so no cell goes negative. When the
+// DB moves on to a newer state it retires this one; from then on a new
+// reference backs off, and whoever finds the count at zero after that
+// (the retiring DB or the last reader) releases the state, exactly once.
+// A reader that took its reference before the retirement is always seen by
+// that zero check: it read retired as false after its increment, so its
+// increment came before the retirement (atomics are sequentially
+// consistent) and so before every check that follows it.
 type readState struct {
-	d    *DB
-	refs atomic.Int32
-	mem  *memtable.MemTable
-	imm  *memtable.MemTable // nil when none
-	v    *manifest.Version
+	d        *DB
+	refs     base.Counter
+	retired  atomic.Bool
+	released atomic.Bool
+	mem      *memtable.MemTable
+	imm      *memtable.MemTable // nil when none
+	v        *manifest.Version
 }
 
-// tryRef takes a reference unless the state was already released.
-func (rs *readState) tryRef() bool {
-	for {
-		n := rs.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if rs.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
+// readRef is one read's reference to a read state.
+type readRef struct {
+	rs   *readState
+	cell int
+}
+
+// tryRef takes a reference unless the state was already retired.
+func (rs *readState) tryRef() (readRef, bool) {
+	cell := rs.refs.Inc()
+	if rs.retired.Load() {
+		rs.drop(cell)
+		return readRef{}, false
+	}
+	return readRef{rs: rs, cell: cell}, true
+}
+
+// unref drops the reference.
+func (r readRef) unref() { r.rs.drop(r.cell) }
+
+func (rs *readState) drop(cell int) {
+	rs.refs.DecAt(cell)
+	if rs.retired.Load() {
+		rs.maybeRelease()
 	}
 }
 
-func (rs *readState) unref() {
-	if rs.refs.Add(-1) == 0 {
+// retire drops the DB's hold on the state once a newer one is current.
+func (rs *readState) retire() {
+	rs.retired.Store(true)
+	rs.maybeRelease()
+}
+
+func (rs *readState) maybeRelease() {
+	if rs.refs.Load() == 0 && rs.released.CompareAndSwap(false, true) {
 		rs.d.releaseVersion(rs.v)
 	}
 }
 
 // loadReadState returns the current read state with a reference taken.
-func (d *DB) loadReadState() *readState {
+func (d *DB) loadReadState() readRef {
 	for {
-		if rs := d.rs.Load(); rs.tryRef() {
-			return rs
+		if r, ok := d.rs.Load().tryRef(); ok {
+			return r
 		}
 	}
 }
@@ -52,12 +86,11 @@ func (d *DB) loadReadState() *readState {
 // and releases the DB's reference to the previous one.
 func (d *DB) publishLocked() {
 	rs := &readState{d: d, mem: d.mem, imm: d.imm, v: d.vs.current}
-	rs.refs.Store(1)
 	d.vmu.Lock()
 	d.versionRefs[rs.v]++
 	d.vmu.Unlock()
 	if old := d.rs.Swap(rs); old != nil {
-		old.unref()
+		old.retire()
 	}
 }
 

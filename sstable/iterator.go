@@ -24,6 +24,10 @@ type Iterator struct {
 	// a fresh Iterator rebuilds prefix-compressed keys of typical length
 	// without allocating (a new Iterator is made for every DB seek).
 	indexKeyArr, dataKeyArr [48]byte
+	// uncached iterators (NewCompactionIterator) bypass the block cache
+	// and read blocks into rbuf, decoding them into dbuf.
+	uncached   bool
+	rbuf, dbuf []byte
 }
 
 var _ base.InternalIterator = (*Iterator)(nil)
@@ -49,7 +53,12 @@ func (it *Iterator) loadBlock() bool {
 	if err != nil {
 		return it.fail(err)
 	}
-	b, err := it.r.readDataBlock(h)
+	var b []byte
+	if it.uncached {
+		b, err = it.r.readUncachedBlock(h, &it.rbuf, &it.dbuf)
+	} else {
+		b, err = it.r.readDataBlock(h)
+	}
 	if err != nil {
 		return it.fail(err)
 	}

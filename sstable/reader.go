@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -18,15 +17,17 @@ import (
 )
 
 // ReadStats count the data block reads of one or more Readers. A single
-// ReadStats may be shared by many Readers used concurrently.
+// ReadStats may be shared by many Readers used concurrently; its counters
+// are striped over cache lines, so readers on different cores do not slow
+// each other down by counting.
 type ReadStats struct {
 	// DataBlocksRead and DataBlockBytesRead count data blocks read from
 	// the file (trailers included in the bytes), not those found in the
 	// cache.
-	DataBlocksRead, DataBlockBytesRead atomic.Int64
+	DataBlocksRead, DataBlockBytesRead base.Counter
 	// CacheHits and CacheMisses count block cache lookups for data blocks
 	// (only when the Reader has a cache).
-	CacheHits, CacheMisses atomic.Int64
+	CacheHits, CacheMisses base.Counter
 }
 
 // ReaderOptions configure a Reader.
@@ -273,6 +274,13 @@ func (r *Reader) readBlock(h blockHandle) ([]byte, error) {
 
 // decodeStoredBlock checks and decompresses a block read with its trailer.
 func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
+	return decodeStoredBlockTo(nil, buf, h, skipChecksum)
+}
+
+// decodeStoredBlockTo is decodeStoredBlock decompressing into dst when its
+// capacity suffices (a new buffer otherwise). An uncompressed block is
+// returned as the stored bytes, aliasing buf.
+func decodeStoredBlockTo(dst, buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
 	n := len(buf) - BlockTrailerLen
 	typ := Compression(buf[n])
 	want := binary.LittleEndian.Uint32(buf[n+1:])
@@ -291,7 +299,10 @@ func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, er
 		if dl > maxDecodedBlockLen || uint64(dl) > maxSnappyRatio*uint64(len(stored)) {
 			return nil, base.CorruptionErrorf("sstable: block at offset %d: %d stored bytes claim %d decoded", h.offset, len(stored), dl)
 		}
-		out, err := snappy.Decode(make([]byte, dl), stored)
+		if cap(dst) < dl {
+			dst = make([]byte, dl)
+		}
+		out, err := snappy.Decode(dst[:dl], stored)
 		if err != nil {
 			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
 		}
@@ -341,7 +352,7 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 		}
 	}
 	if r.opts.Mapped != nil {
-		b, err := r.decodeMapped(h)
+		b, err := r.decodeMapped(nil, h)
 		if err != nil {
 			return nil, err
 		}
@@ -378,10 +389,12 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 }
 
 // decodeMapped checks and decodes data block h (inside the data region)
-// from the mapped table. The result is always memory of its own: an
-// uncompressed block is copied out of the mapping, which goes away when the
-// table is closed while its blocks may stay cached.
-func (r *Reader) decodeMapped(h blockHandle) (b []byte, err error) {
+// from the mapped table, decompressing into dst when it is large enough.
+// The result never aliases the mapping: an uncompressed block is copied
+// (into dst when it fits), since the mapping goes away when the table is
+// closed while its blocks may stay cached, and since only this function
+// turns memory faults under the mapping into errors.
+func (r *Reader) decodeMapped(dst []byte, h blockHandle) (b []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
@@ -397,11 +410,50 @@ func (r *Reader) decodeMapped(h blockHandle) (b []byte, err error) {
 		st.DataBlocksRead.Add(1)
 		st.DataBlockBytesRead.Add(int64(len(stored)))
 	}
-	b, err = decodeStoredBlock(stored, h, r.opts.skipChecksums)
+	b, err = decodeStoredBlockTo(dst, stored, h, r.opts.skipChecksums)
 	if err == nil && Compression(stored[h.size]) == NoCompression {
-		b = append(make([]byte, 0, len(b)), b...)
+		b = append(dst[:0], b...)
 	}
 	return b, err
+}
+
+// readUncachedBlock reads data block h for a one-pass reader: neither
+// looked up in nor added to the block cache, read into *rbuf and decoded
+// into *dbuf, both reused from block to block. The result is valid until
+// the next call with the same buffers.
+func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, error) {
+	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
+		return nil, err
+	}
+	var b []byte
+	var err error
+	if r.opts.Mapped != nil {
+		b, err = r.decodeMapped(*dbuf, h)
+	} else {
+		n := int(h.size + BlockTrailerLen)
+		if cap(*rbuf) < n {
+			*rbuf = make([]byte, n, max(n, 8<<10))
+		}
+		buf := (*rbuf)[:n]
+		if err := r.readAt(buf, h.offset); err != nil {
+			return nil, err
+		}
+		if st := r.opts.Stats; st != nil {
+			st.DataBlocksRead.Add(1)
+			st.DataBlockBytesRead.Add(int64(n))
+		}
+		b, err = decodeStoredBlockTo(*dbuf, buf, h, r.opts.skipChecksums)
+		if err != nil || Compression(buf[n-BlockTrailerLen]) == NoCompression {
+			return b, err // b aliases rbuf; dbuf is untouched
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cap(b) > cap(*dbuf) && cap(b) <= maxPooledReadBuf {
+		*dbuf = b[:0] // a larger decode buffer was made: keep it
+	}
+	return b, nil
 }
 
 // Properties returns the table's properties. The caller must not modify
@@ -537,6 +589,18 @@ func (r *Reader) NewIterator() *Iterator {
 	if err := it.index.init(false, r.index); err != nil {
 		it.err = err
 	}
+	return it
+}
+
+// NewCompactionIterator returns an iterator over the whole table for one
+// forward pass, as compaction makes: it reads each data block straight
+// from the file into buffers it reuses, and neither looks blocks up in the
+// block cache nor adds them, so a compaction does not evict the blocks
+// readers use (LevelDB's fill_cache=false). Key and Value are valid only
+// until the next positioning call.
+func (r *Reader) NewCompactionIterator() *Iterator {
+	it := r.NewIterator()
+	it.uncached = true
 	return it
 }
 
