@@ -6,7 +6,10 @@ import (
 )
 
 // counterShards is the number of cache-line-padded cells of a Counter.
-const counterShards = 16
+const (
+	counterShardBits = 4
+	counterShards    = 1 << counterShardBits
+)
 
 // Counter is a sum spread over cache-line-padded cells, so goroutines on
 // different cores that count the same event (every Get counts several) do
@@ -15,17 +18,24 @@ const counterShards = 16
 // changes; if it does change between two adds, the cells just hold
 // different parts of the same sum. The zero value is ready to use.
 type Counter struct {
+	// Cells 128 bytes apart: whatever the Counter's alignment, no two
+	// cells' words share a 64-byte cache line.
 	cells [counterShards]struct {
 		n atomic.Int64
-		_ [56]byte
+		_ [120]byte
 	}
 }
 
+// stackShard picks a cell from the address of a local variable, hashed:
+// goroutine stacks are allocated at multiples of their (power-of-two)
+// size, so two goroutines running the same code differ only in high
+// address bits, which a plain shift-and-mask would mostly drop.
+//
 //go:nosplit
 func stackShard() int {
 	var x byte
-	p := uintptr(unsafe.Pointer(&x))
-	return int((p >> 13) % counterShards)
+	p := uint64(uintptr(unsafe.Pointer(&x)))
+	return int(((p >> 4) * 0x9e3779b97f4a7c15) >> (64 - counterShardBits))
 }
 
 // Add adds delta to the counter.
