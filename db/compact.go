@@ -75,7 +75,7 @@ func (d *DB) runCompactionLocked(c *compaction.Compaction) error {
 	if !c.Manual && c.IsTrivialMove(d.copts) {
 		f := c.Inputs[0][0]
 		edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: out, Meta: f})
-		if err := d.vs.logAndApply(edit); err != nil {
+		if err := d.logAndApplyLocked(edit); err != nil {
 			return err
 		}
 		d.publishLocked()
@@ -99,7 +99,7 @@ func (d *DB) runCompactionLocked(c *compaction.Compaction) error {
 	for _, m := range metas {
 		edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: out, Meta: m})
 	}
-	if err := d.vs.logAndApply(edit); err != nil {
+	if err := d.logAndApplyLocked(edit); err != nil {
 		// The outputs stay: a failed MANIFEST write or sync may still have
 		// made the edit durable. The next Open removes them if unnamed.
 		for _, m := range metas {

@@ -65,9 +65,12 @@ type DB struct {
 	bgErr      error // sticky: a failed WAL write, sync or flush
 	flushing   bool
 	compacting bool // a compaction (background or manual) runs
-	manual     int  // CompactRange calls waiting or running
-	isClosed   bool
-	bgDone     chan struct{}
+	// manifestBusy is set while an edit is written to the MANIFEST
+	// without d.mu (logAndApplyLocked); other edits wait for it.
+	manifestBusy bool
+	manual       int // CompactRange calls waiting or running
+	isClosed     bool
+	bgDone       chan struct{}
 }
 
 // writer is one Write waiting in the group-commit queue.
@@ -434,7 +437,7 @@ func (d *DB) flushLoop() {
 			if meta != nil {
 				edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: 0, Meta: meta})
 			}
-			err = d.vs.logAndApply(edit)
+			err = d.logAndApplyLocked(edit)
 		}
 		if err != nil {
 			// The table stays: a failed MANIFEST write or sync may still

@@ -206,18 +206,21 @@ func setCurrent(fsys vfs.FS, dirname string, num uint64) (switched bool, err err
 	return switched, err
 }
 
-// logAndApply appends edit to the MANIFEST, syncs it, and installs the
-// resulting version. On error the current version is unchanged.
-func (vs *versionSet) logAndApply(edit *manifest.VersionEdit) error {
+// prepareEdit records the next file number in edit and builds the version
+// it makes from the current one. The caller holds the DB's mutex.
+func (vs *versionSet) prepareEdit(edit *manifest.VersionEdit) (*manifest.Version, error) {
 	edit.NextFileNumber, edit.HasNextFileNumber = vs.nextFileNum, true
 	b := manifest.NewBuilder(vs.current)
 	if err := b.Apply(edit); err != nil {
-		return err
+		return nil, err
 	}
-	v, err := b.Finish()
-	if err != nil {
-		return err
-	}
+	return b.Finish()
+}
+
+// writeEdit appends edit to the MANIFEST and syncs it. It does I/O only,
+// and runs without the DB's mutex; the caller makes sure no other edit is
+// written meanwhile.
+func (vs *versionSet) writeEdit(edit *manifest.VersionEdit) error {
 	// The tables and the log an edit names must have durable directory
 	// entries before the edit that refers to them is durable.
 	if len(edit.NewFiles) > 0 || edit.HasLogNumber {
@@ -231,6 +234,12 @@ func (vs *versionSet) logAndApply(edit *manifest.VersionEdit) error {
 	if err := vs.manifestFile.Sync(); err != nil {
 		return fmt.Errorf("MANIFEST sync: %w", err)
 	}
+	return nil
+}
+
+// installEdit makes v, built from edit, the current version. The caller
+// holds the DB's mutex.
+func (vs *versionSet) installEdit(v *manifest.Version, edit *manifest.VersionEdit) {
 	vs.current = v
 	if edit.HasLogNumber {
 		vs.logNum = edit.LogNumber
@@ -238,6 +247,34 @@ func (vs *versionSet) logAndApply(edit *manifest.VersionEdit) error {
 	if edit.HasLastSequence {
 		vs.lastSeq = edit.LastSequence
 	}
+}
+
+// logAndApplyLocked appends edit to the MANIFEST, syncs it, and installs
+// the resulting version; on error the current version is unchanged. It is
+// called with d.mu held and returns with it held, but releases it for the
+// directory sync, the MANIFEST write and its sync (milliseconds each on
+// a real disk), so writers and readers are not held up by a flush's or a
+// compaction's bookkeeping, as LevelDB does. One edit is written at a
+// time; the current version changes only here, so the version built
+// before the I/O is still the right successor after it.
+func (d *DB) logAndApplyLocked(edit *manifest.VersionEdit) error {
+	for d.manifestBusy {
+		d.bgCond.Wait()
+	}
+	v, err := d.vs.prepareEdit(edit)
+	if err != nil {
+		return err
+	}
+	d.manifestBusy = true
+	d.mu.Unlock()
+	err = d.vs.writeEdit(edit)
+	d.mu.Lock()
+	d.manifestBusy = false
+	d.bgCond.Broadcast()
+	if err != nil {
+		return err
+	}
+	d.vs.installEdit(v, edit)
 	return nil
 }
 
