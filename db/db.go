@@ -111,6 +111,12 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	if err := d.open(); err != nil {
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}
+	// A store closed with a deep level 0 (or levels past their targets)
+	// must not wait for the next write to be compacted: reads would pay
+	// for every level-0 table until then.
+	d.mu.Lock()
+	d.maybeScheduleCompactionLocked()
+	d.mu.Unlock()
 	return d, nil
 }
 

@@ -10,7 +10,8 @@
 // Get looks in the memtable, then the frozen memtable, then the tables from
 // newest to oldest; for each table whose key range holds the key it asks
 // the filter first, and only on a "may contain" reads the index (resident)
-// and one data block (block cache, then file). Metrics reports every step.
+// and one data block (block cache, then the table file, read through a
+// read-only memory map). Metrics reports every step.
 //
 // A DB is safe for concurrent use by many goroutines. Keys and values are
 // arbitrary byte strings (empty keys and zero bytes included). Errors are
