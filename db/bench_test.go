@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -157,52 +158,119 @@ func BenchmarkSeekL0(b *testing.B) {
 	}
 }
 
-// BenchmarkReadMissingFloor does only what a lookup of an absent key
-// cannot avoid, on the same store as BenchmarkGet/absent: the memtable
-// probes, and one filter probe per table whose key range holds the key.
-// BenchmarkGet/absent divided by this is the read path's overhead.
-func BenchmarkReadMissingFloor(b *testing.B) {
-	const n = 200000
-	d := benchDB(b, n)
-	defer d.Close()
+// missingFloor is what a lookup of an absent key cannot avoid on d's
+// current tree: the memtable probe, and one filter probe per table whose key
+// range holds the key.
+type missingFloor struct {
+	rs     *readState
+	seq    uint64
+	tables []floorTable
+}
+
+type floorTable struct {
+	smallest, largest []byte
+	r                 interface{ MayContain([]byte) bool }
+}
+
+func newMissingFloor(b *testing.B, d *DB, rs *readState) *missingFloor {
+	f := &missingFloor{rs: rs, seq: d.visibleSeq.Load()}
+	for _, files := range rs.v.Files {
+		for _, m := range files {
+			r, err := d.tables.get(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.tables = append(f.tables, floorTable{base.UserKey(m.Smallest), base.UserKey(m.Largest), r})
+		}
+	}
+	return f
+}
+
+// lookup returns how many of the steps said "maybe".
+func (f *missingFloor) lookup(k []byte) int {
+	hits := 0
+	if _, _, ok := f.rs.mem.Get(k, f.seq); ok {
+		hits++
+	}
+	for _, t := range f.tables {
+		if bytes.Compare(k, t.smallest) >= 0 && bytes.Compare(k, t.largest) <= 0 && t.r.MayContain(k) {
+			hits++
+		}
+	}
+	return hits
+}
+
+func absentKeys(n int) [][]byte {
 	keys := make([][]byte, 4096)
 	rng := rand.New(rand.NewSource(2))
 	for i := range keys {
 		keys[i] = []byte(fmt.Sprintf("%016d", 2*rng.Intn(n)+1))
 	}
+	return keys
+}
+
+// BenchmarkReadMissingFloor does only what a lookup of an absent key
+// cannot avoid, on the same store as BenchmarkGet/absent: the memtable
+// probes, and one filter probe per table whose key range holds the key.
+// BenchmarkGet/absent divided by this is the read path's overhead;
+// BenchmarkReadMissingVsFloor measures both side by side.
+func BenchmarkReadMissingFloor(b *testing.B) {
+	const n = 200000
+	d := benchDB(b, n)
+	defer d.Close()
+	keys := absentKeys(n)
 	ref := d.loadReadState()
-	rs := ref.rs
 	defer ref.unref()
-	type table struct {
-		smallest, largest []byte
-		r                 interface{ MayContain([]byte) bool }
-	}
-	var tables []table
-	for _, files := range rs.v.Files {
-		for _, f := range files {
-			r, err := d.tables.get(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tables = append(tables, table{base.UserKey(f.Smallest), base.UserKey(f.Largest), r})
-		}
-	}
-	seq := d.visibleSeq.Load()
+	floor := newMissingFloor(b, d, ref.rs)
 	b.ReportAllocs()
 	b.ResetTimer()
 	hits := 0
 	for i := 0; i < b.N; i++ {
-		k := keys[i&4095]
-		if _, _, ok := rs.mem.Get(k, seq); ok {
-			hits++
-		}
-		for _, t := range tables {
-			if bytes.Compare(k, t.smallest) >= 0 && bytes.Compare(k, t.largest) <= 0 && t.r.MayContain(k) {
-				hits++
-			}
-		}
+		hits += floor.lookup(keys[i&4095])
 	}
 	if hits > b.N/10 {
 		b.Fatalf("%d filter hits for %d absent keys", hits, b.N)
 	}
+}
+
+// BenchmarkReadMissingVsFloor runs Get of absent keys and their floor (see
+// BenchmarkReadMissingFloor) on one store in one loop, alternating every
+// 1024 lookups, and reports each one's time per lookup and their ratio:
+// side by side, both see the same machine noise and the same tree.
+//
+//	go test ./db -run '^$' -bench ReadMissingVsFloor -benchtime 2000000x -count 5
+func BenchmarkReadMissingVsFloor(b *testing.B) {
+	const n = 200000
+	d := benchDB(b, n)
+	defer d.Close()
+	keys := absentKeys(n)
+	ref := d.loadReadState()
+	defer ref.unref()
+	floor := newMissingFloor(b, d, ref.rs)
+	const chunk = 1024
+	var getTime, floorTime time.Duration
+	hits := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += chunk {
+		t0 := time.Now()
+		for j := i; j < i+chunk; j++ {
+			if _, err := d.Get(keys[j&4095], nil); err == nil {
+				hits++
+			}
+		}
+		t1 := time.Now()
+		for j := i; j < i+chunk; j++ {
+			hits += floor.lookup(keys[j&4095])
+		}
+		getTime += t1.Sub(t0)
+		floorTime += time.Since(t1)
+	}
+	lookups := float64((b.N + chunk - 1) / chunk * chunk)
+	if float64(hits) > lookups/5 {
+		b.Fatalf("%d hits for %.0f absent lookups", hits, lookups)
+	}
+	b.ReportMetric(float64(getTime)/lookups, "get-ns/op")
+	b.ReportMetric(float64(floorTime)/lookups, "floor-ns/op")
+	b.ReportMetric(float64(getTime)/float64(floorTime), "get/floor")
 }

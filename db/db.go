@@ -588,7 +588,6 @@ func (d *DB) tableMayContain(level int, f *manifest.FileMetadata, key []byte) (r
 		lm := &d.m.levels[level]
 		lm.filterChecks.Add(1)
 		if !r.MayContain(key) {
-			lm.filterUseful.Add(1)
 			return r, false, nil
 		}
 		lm.filterPositives.Add(1)

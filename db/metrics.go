@@ -31,9 +31,10 @@ type counters struct {
 }
 
 type levelCounters struct {
-	// Counted by every Get, from any number of goroutines: striped.
+	// Counted by every Get, from any number of goroutines: striped. The
+	// negatives ("useful") are checks - positives, so an absent key's
+	// filter check costs one count, not two.
 	filterChecks        base.Counter
-	filterUseful        base.Counter
 	filterPositives     base.Counter
 	filterTruePositives base.Counter
 
@@ -182,12 +183,15 @@ func (d *DB) Metrics() *Metrics {
 	}
 	for l := range m.Levels {
 		c := &d.m.levels[l]
+		// Positives before checks: a check counted between the two loads
+		// then shows as a negative, never as a negative count.
+		positives := c.filterPositives.Load()
 		f := FilterMetrics{
 			Checks:        c.filterChecks.Load(),
-			Useful:        c.filterUseful.Load(),
-			Positives:     c.filterPositives.Load(),
+			Positives:     positives,
 			TruePositives: c.filterTruePositives.Load(),
 		}
+		f.Useful = max(f.Checks-f.Positives, 0)
 		m.Levels[l].Filter = f
 		m.Filter.add(f)
 		m.Levels[l].Compactions = c.compactions.Load()
