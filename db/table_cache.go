@@ -60,6 +60,10 @@ type tableEntry struct {
 	f    vfs.File
 	m    *vfs.Mapping // nil when the table is read with ReadAt
 	done bool         // released
+	// The reader's resident bytes, set before r is stored (so visible to
+	// whoever loads a non-nil r) and never changed: Metrics reads them
+	// without touching a reader that may be closing.
+	filterBytes, indexBytes int
 }
 
 // release closes the entry's reader, mapping and file; the caller holds
@@ -115,6 +119,7 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 		return nil, err
 	}
 	e.f, e.m = f, m
+	e.filterBytes, e.indexBytes = r.FilterBytes(), r.IndexBytes()
 	e.r.Store(r)
 	return r, nil
 }
@@ -185,9 +190,9 @@ func (tc *tableCache) evict(num uint64) {
 func (tc *tableCache) memory() (filterBytes, indexBytes int64, open int) {
 	for i := range tc.shards {
 		for _, e := range tc.shards[i].load() {
-			if r := e.r.Load(); r != nil {
-				filterBytes += int64(r.FilterBytes())
-				indexBytes += int64(r.IndexBytes())
+			if e.r.Load() != nil {
+				filterBytes += int64(e.filterBytes)
+				indexBytes += int64(e.indexBytes)
 				open++
 			}
 		}
