@@ -138,3 +138,53 @@ func TestHeapDuringReads(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// TestMappedTableLimit: tables are mapped up to the limit and read with
+// pread past it, the count of mapped tables follows opens and closes, and
+// reads are right either way.
+func TestMappedTableLimit(t *testing.T) {
+	dir := t.TempDir()
+	d := mustOpen(t, dir, &Options{WriteBufferSize: 64 << 10, DisableAutomaticCompactions: true})
+	const n = 20000
+	fillDistinct(t, d, n)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = mustOpen(t, dir, &Options{DisableAutomaticCompactions: true})
+	tables := int64(d.Metrics().TablesOpen)
+	if tables < 4 {
+		t.Fatalf("only %d tables", tables)
+	}
+	mapped := d.tables.mapped.Load()
+	t.Logf("%d tables open, %d mapped", tables, mapped)
+	if mapped != 0 && mapped != tables { // 0 where files cannot be mapped
+		t.Fatalf("%d of %d tables mapped, want all", mapped, tables)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m := d.tables.mapped.Load(); m != 0 {
+		t.Fatalf("%d tables still counted as mapped after Close", m)
+	}
+	if mapped == 0 {
+		t.Skip("this platform's files cannot be mapped")
+	}
+
+	// Reopen with a limit of 2: open must not map more, reads stay right.
+	d = mustOpen(t, dir, &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	d.tables.close() // drop the tables Open loaded, to reopen them lazily
+	d.tables.mapLimit = 2
+	for i := 0; i < n; i += 7 {
+		v, err := d.Get(memKey(i), nil)
+		if err != nil || len(v) != 100 {
+			t.Fatalf("Get(%d) = %d bytes, %v", i, len(v), err)
+		}
+	}
+	if m := d.tables.mapped.Load(); m != 2 {
+		t.Fatalf("%d tables mapped with a limit of 2", m)
+	}
+}

@@ -120,7 +120,9 @@ type Options struct {
 	// on Unix) every open table is mapped, as LevelDB does on 64-bit
 	// systems, and a block-cache miss decodes the block straight from the
 	// page cache. Mapping costs address space, not memory; a device error
-	// under a mapping is returned as the read's error.
+	// under a mapping is returned as the read's error. At most 4,096
+	// tables are mapped at once (the rest use ReadAt), and none on 32-bit
+	// systems.
 	DisableMmapReads bool
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system

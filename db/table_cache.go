@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -22,8 +23,30 @@ import (
 // opened or dropped. (sync.Map measured 1.5× slower on the absent-key Get,
 // which looks up one table per level.)
 type tableCache struct {
-	d      *DB
-	shards [tableCacheShards]tableShard
+	d        *DB
+	shards   [tableCacheShards]tableShard
+	mapped   atomic.Int64 // tables read through a memory map
+	mapLimit int64        // maxMappedTables; tests lower it
+}
+
+// maxMappedTables bounds the tables a store maps at once; the rest are read
+// with pread. It keeps a store far from Linux's default limit of 65,530
+// mappings per process (vm.max_map_count) and, at the default 2 MiB table
+// size, maps up to 8 GiB. LevelDB's limit is 1,000 tables.
+const maxMappedTables = 4096
+
+// takeMapSlot reports whether a table about to open may be mapped, and if
+// so counts it. Maps are 64-bit only: on 32-bit systems address space is
+// too scarce.
+func (tc *tableCache) takeMapSlot() bool {
+	if tc.d.opts.DisableMmapReads || strconv.IntSize < 64 {
+		return false
+	}
+	if tc.mapped.Add(1) > tc.mapLimit {
+		tc.mapped.Add(-1)
+		return false
+	}
+	return true
 }
 
 const tableCacheShards = 64
@@ -60,6 +83,9 @@ type tableEntry struct {
 	f    vfs.File
 	m    *vfs.Mapping // nil when the table is read with ReadAt
 	done bool         // released
+	// mapped is the table cache's count of mapped tables, which release
+	// decrements.
+	mapped *atomic.Int64
 	// The reader's resident bytes, set before r is stored (so visible to
 	// whoever loads a non-nil r) and never changed: Metrics reads them
 	// without touching a reader that may be closing.
@@ -78,12 +104,13 @@ func (e *tableEntry) release() error {
 	r.Close()
 	if e.m != nil {
 		_ = e.m.Unmap()
+		e.mapped.Add(-1)
 	}
 	return e.f.Close()
 }
 
 func newTableCache(d *DB) *tableCache {
-	return &tableCache{d: d}
+	return &tableCache{d: d, mapLimit: maxMappedTables}
 }
 
 // get returns the open reader of a table, opening it on first use. A
@@ -118,7 +145,7 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 		sh.mu.Unlock()
 		return nil, err
 	}
-	e.f, e.m = f, m
+	e.f, e.m, e.mapped = f, m, &tc.mapped
 	e.filterBytes, e.indexBytes = r.FilterBytes(), r.IndexBytes()
 	e.r.Store(r)
 	return r, nil
@@ -148,11 +175,12 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 	// Map the table when the file system can; if mapping fails (no
 	// address space, an odd file system) the table is read with ReadAt.
 	var m *vfs.Mapping
-	if mf, ok := f.(vfs.Mapper); ok && !d.opts.DisableMmapReads {
+	if mf, ok := f.(vfs.Mapper); ok && tc.takeMapSlot() {
 		if m, err = mf.MapReadOnly(size); err == nil {
 			ro.Mapped = m.Bytes()
 		} else {
 			m = nil
+			tc.mapped.Add(-1)
 			d.events.warn("mapping table failed; reading it with pread", "table", meta.FileNum, "err", err)
 		}
 	}
@@ -160,6 +188,7 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 	if err != nil {
 		if m != nil {
 			_ = m.Unmap()
+			tc.mapped.Add(-1)
 		}
 		f.Close()
 		return nil, nil, nil, fmt.Errorf("table %06d: %w", meta.FileNum, err)
