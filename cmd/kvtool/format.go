@@ -81,15 +81,5 @@ func parseBytes(s string, hexInput bool) ([]byte, error) {
 	return b, nil
 }
 
-// humanBytes renders a size with a binary unit.
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
-}
+// humanBytes renders a size with a binary unit, as the db's Metrics do.
+func humanBytes(n uint64) string { return base.HumanBytes(int64(n)) }
