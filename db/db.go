@@ -570,7 +570,10 @@ func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 				return nil, err
 			}
 			if ok {
-				return found(v, kind)
+				if kind == base.KindDelete {
+					return nil, ErrNotFound
+				}
+				return v, nil // already the caller's copy
 			}
 		}
 	}
@@ -611,6 +614,8 @@ func (d *DB) tableGet(level int, f *manifest.FileMetadata, r *sstable.Reader, se
 	return v, kind, true, nil
 }
 
+// found returns the caller's copy of a value found in a memtable, or
+// ErrNotFound for a tombstone.
 func found(v []byte, kind base.Kind) ([]byte, error) {
 	if kind == base.KindDelete {
 		return nil, ErrNotFound

@@ -35,6 +35,9 @@ type Iterator struct {
 	// skipArr when short.
 	skip    []byte
 	skipArr [64]byte
+	// valueBuf holds the value of a reverse step, which findPrev finds
+	// only after moving the inner iterator past it.
+	valueBuf []byte
 }
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
@@ -229,9 +232,10 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 			it.key = it.keyArr[:0]
 		}
 		it.key = append(it.key[:0], ukey...)
-		// Values alias memtable or block memory, which is never modified
-		// (a block leaves the cache but is not reused), with capacity
-		// clipped: no copy is needed for the Key/Value contract.
+		// The value aliases memtable memory or the data block the inner
+		// iterator stands in, which that iterator keeps referenced until
+		// it moves (at the next positioning call): no copy is needed for
+		// the Key/Value contract.
 		it.value = it.iter.Value()
 		it.valid = true
 		return
@@ -258,7 +262,11 @@ func (it *Iterator) findPrev() {
 			kind = k
 			it.key = append(it.key[:0], ukey...)
 			if k == base.KindSet {
-				it.value = it.iter.Value() // immutable memory; see findNext
+				// Copied: the Prev below moves the inner iterator off
+				// this entry, and maybe off its block, which may then be
+				// recycled.
+				it.valueBuf = append(it.valueBuf[:0], it.iter.Value()...)
+				it.value = it.valueBuf
 			}
 		}
 		it.iter.Prev()

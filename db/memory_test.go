@@ -1,6 +1,7 @@
 package db
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"runtime"
@@ -186,5 +187,71 @@ func TestMappedTableLimit(t *testing.T) {
 	}
 	if m := d.tables.mapped.Load(); m != 2 {
 		t.Fatalf("%d tables mapped with a limit of 2", m)
+	}
+}
+
+// TestGetAllocations: a Get allocates at most the value it returns, even
+// when its block is not cached (the block is decoded into a recycled
+// buffer), and a Get of an absent key allocates nothing. The block cache
+// here holds about 2% of the blocks, so nearly every present Get misses.
+func TestGetAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops recycled buffers at random under the race detector")
+	}
+	const n = 50_000
+	dir := t.TempDir()
+	d := mustOpen(t, dir, nil)
+	fillDistinct(t, d, n)
+	if err := d.CompactRange(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, mmap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mmap=%v", mmap), func(t *testing.T) {
+			d := mustOpen(t, dir, &Options{BlockCacheSize: 128 << 10, DisableMmapReads: !mmap})
+			defer d.Close()
+			rng := rand.New(rand.NewSource(3))
+			perGet := func(present bool, gets int) float64 {
+				keys := make([][]byte, gets)
+				for j := range keys {
+					i := rng.Intn(n)
+					if !present {
+						i += n // keys n..2n-1 were never written
+					}
+					keys[j] = memKey(i)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for j, k := range keys {
+					v, err := d.Get(k, nil)
+					if present && (err != nil || len(v) != 100) {
+						t.Fatalf("Get(%s): %d bytes, %v", keys[j], len(v), err)
+					}
+					if !present && !errors.Is(err, ErrNotFound) {
+						t.Fatalf("Get(absent %s): %v", keys[j], err)
+					}
+				}
+				runtime.ReadMemStats(&after)
+				return float64(after.Mallocs-before.Mallocs) / float64(len(keys))
+			}
+			perGet(true, 5_000) // fill the cache and the buffer pools
+			h0, m0 := d.cache.Stats()
+			present := perGet(true, 20_000)
+			h1, m1 := d.cache.Stats()
+			absent := perGet(false, 20_000)
+			missRate := float64(m1-m0) / float64(h1-h0+m1-m0)
+			t.Logf("present Get: %.3f allocations (block cache miss rate %.2f); absent Get: %.3f", present, missRate, absent)
+			if missRate < 0.9 {
+				t.Fatalf("block cache miss rate %.2f: the test meant nearly every Get to miss", missRate)
+			}
+			if present > 1.02 {
+				t.Errorf("a present Get allocates %.3f times, want at most 1 (the value)", present)
+			}
+			if absent > 0.01 {
+				t.Errorf("an absent Get allocates %.3f times, want 0", absent)
+			}
+		})
 	}
 }

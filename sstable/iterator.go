@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
 )
 
 // Iterator is a two-level iterator over a table: an index block iterator
@@ -28,6 +29,9 @@ type Iterator struct {
 	// and read blocks into rbuf, decoding them into dbuf.
 	uncached   bool
 	rbuf, dbuf []byte
+	// blk is the cached data block that data walks, referenced until the
+	// iterator moves to another block or is closed (nil when uncached).
+	blk *cache.Block
 }
 
 var _ base.InternalIterator = (*Iterator)(nil)
@@ -57,7 +61,11 @@ func (it *Iterator) loadBlock() bool {
 	if it.uncached {
 		b, err = it.r.readUncachedBlock(h, &it.rbuf, &it.dbuf)
 	} else {
-		b, err = it.r.readDataBlock(h)
+		it.releaseBlock()
+		var blk *cache.Block
+		if blk, err = it.r.readDataBlock(h); err == nil {
+			it.blk, b = blk, blk.Data()
+		}
 	}
 	if err != nil {
 		return it.fail(err)
@@ -67,6 +75,16 @@ func (it *Iterator) loadBlock() bool {
 	}
 	it.dataOK = true
 	return true
+}
+
+// releaseBlock drops the iterator's reference to its current data block,
+// after which the block iterator must not read it (callers re-initialize
+// it or mark it invalid).
+func (it *Iterator) releaseBlock() {
+	if it.blk != nil {
+		it.blk.Release()
+		it.blk = nil
+	}
 }
 
 func (it *Iterator) fail(err error) bool {
@@ -243,6 +261,7 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.dataOK = false
+	it.releaseBlock()
 	it.data = blockIter{}
 	it.index = blockIter{}
 	if err == nil {

@@ -281,23 +281,18 @@ func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, er
 // capacity suffices (a new buffer otherwise). An uncompressed block is
 // returned as the stored bytes, aliasing buf.
 func decodeStoredBlockTo(dst, buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
-	n := len(buf) - BlockTrailerLen
-	typ := Compression(buf[n])
-	want := binary.LittleEndian.Uint32(buf[n+1:])
-	if got := checksum(buf[:n+1]); got != want && !skipChecksum {
-		return nil, base.CorruptionErrorf("sstable: block at offset %d: checksum %#08x, want %#08x", h.offset, got, want)
+	if err := verifyStoredBlock(buf, h, skipChecksum); err != nil {
+		return nil, err
 	}
+	n := len(buf) - BlockTrailerLen
 	stored := buf[:n:n]
-	switch typ {
+	switch typ := Compression(buf[n]); typ {
 	case NoCompression:
 		return stored, nil
 	case SnappyCompression:
-		dl, err := snappy.DecodedLen(stored)
+		dl, err := snappyDecodedLen(stored, h)
 		if err != nil {
-			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
-		}
-		if dl > maxDecodedBlockLen || uint64(dl) > maxSnappyRatio*uint64(len(stored)) {
-			return nil, base.CorruptionErrorf("sstable: block at offset %d: %d stored bytes claim %d decoded", h.offset, len(stored), dl)
+			return nil, err
 		}
 		if cap(dst) < dl {
 			dst = make([]byte, dl)
@@ -307,34 +302,41 @@ func decodeStoredBlockTo(dst, buf []byte, h blockHandle, skipChecksum bool) ([]b
 			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
 		}
 		return out, nil
+	default:
+		return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, typ)
 	}
-	return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, typ)
 }
 
-// readBufPool holds buffers for reading compressed data blocks, which are
-// garbage as soon as they are decoded.
-var readBufPool sync.Pool
-
-const maxPooledReadBuf = 256 << 10
-
-func getReadBuf(n int) *[]byte {
-	if p, ok := readBufPool.Get().(*[]byte); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
+// verifyStoredBlock checks the checksum in the trailer of buf, a block as
+// stored (buf holds at least the trailer).
+func verifyStoredBlock(buf []byte, h blockHandle, skipChecksum bool) error {
+	n := len(buf) - BlockTrailerLen
+	want := binary.LittleEndian.Uint32(buf[n+1:])
+	if got := checksum(buf[:n+1]); got != want && !skipChecksum {
+		return base.CorruptionErrorf("sstable: block at offset %d: checksum %#08x, want %#08x", h.offset, got, want)
 	}
-	b := make([]byte, n, max(n, 8<<10))
-	return &b
+	return nil
 }
 
-func putReadBuf(p *[]byte) {
-	if cap(*p) <= maxPooledReadBuf {
-		readBufPool.Put(p)
+// snappyDecodedLen returns the decoded length that the snappy block stored
+// claims, refusing lengths no writer makes before anything is allocated.
+func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
+	dl, err := snappy.DecodedLen(stored)
+	if err != nil {
+		return 0, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
 	}
+	if dl > maxDecodedBlockLen || uint64(dl) > maxSnappyRatio*uint64(len(stored)) {
+		return 0, base.CorruptionErrorf("sstable: block at offset %d: %d stored bytes claim %d decoded", h.offset, len(stored), dl)
+	}
+	return dl, nil
 }
 
 // readDataBlock returns the decompressed data block h, from the cache when
-// it is there.
-func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
+// it is there, with a reference the caller must release once it no longer
+// reads the block. Its buffer comes from the cache's pool, so a miss
+// allocates nothing once evicted blocks are being recycled; the cache keeps
+// the block when it has room.
+func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
 		return nil, err
 	}
@@ -351,33 +353,12 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 			st.CacheMisses.Add(1)
 		}
 	}
+	var b *cache.Block
+	var err error
 	if r.opts.Mapped != nil {
-		b, err := r.decodeMapped(nil, h)
-		if err != nil {
-			return nil, err
-		}
-		if c != nil {
-			c.Set(r.opts.FileID, h.offset, b)
-		}
-		return b, nil
-	}
-	n := int(h.size + BlockTrailerLen)
-	pb := getReadBuf(n)
-	buf := *pb
-	if err := r.readAt(buf, h.offset); err != nil {
-		putReadBuf(pb)
-		return nil, err
-	}
-	if st != nil {
-		st.DataBlocksRead.Add(1)
-		st.DataBlockBytesRead.Add(int64(len(buf)))
-	}
-	compressed := Compression(buf[n-BlockTrailerLen]) == SnappyCompression
-	b, err := decodeStoredBlock(buf, h, r.opts.skipChecksums)
-	if compressed || err != nil {
-		// The block was decoded into a buffer of its own (or not at all):
-		// the read buffer can serve the next miss.
-		putReadBuf(pb)
+		b, err = r.decodeMapped(h)
+	} else {
+		b, err = r.readDecoded(h)
 	}
 	if err != nil {
 		return nil, err
@@ -388,13 +369,93 @@ func (r *Reader) readDataBlock(h blockHandle) ([]byte, error) {
 	return b, nil
 }
 
+// readDecoded reads data block h with its trailer into a pooled block,
+// checks it and decodes it: an uncompressed block is returned in the
+// buffer it was read into, a compressed one is decompressed into a second
+// pooled block and the first is released.
+func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
+	n := int(h.size)
+	rb := cache.Alloc(n + BlockTrailerLen)
+	buf := rb.Data()
+	if err := r.readAt(buf, h.offset); err != nil {
+		rb.Release()
+		return nil, err
+	}
+	if st := r.opts.Stats; st != nil {
+		st.DataBlocksRead.Add(1)
+		st.DataBlockBytesRead.Add(int64(len(buf)))
+	}
+	if err := verifyStoredBlock(buf, h, r.opts.skipChecksums); err != nil {
+		rb.Release()
+		return nil, err
+	}
+	if Compression(buf[n]) == NoCompression {
+		rb.Truncate(n)
+		return rb, nil
+	}
+	b, err := decodeStoredToBlock(buf, h)
+	rb.Release()
+	return b, err
+}
+
+// decodeStoredToBlock decodes the checked block buf (stored bytes and
+// trailer) into a new pooled block, copying it when it is not compressed.
+func decodeStoredToBlock(buf []byte, h blockHandle) (*cache.Block, error) {
+	n := len(buf) - BlockTrailerLen
+	stored := buf[:n:n]
+	switch Compression(buf[n]) {
+	case NoCompression:
+		b := cache.Alloc(n)
+		copy(b.Data(), stored)
+		return b, nil
+	case SnappyCompression:
+		dl, err := snappyDecodedLen(stored, h)
+		if err != nil {
+			return nil, err
+		}
+		b := cache.Alloc(dl)
+		if _, err := snappy.Decode(b.Data(), stored); err != nil {
+			b.Release()
+			return nil, base.CorruptionErrorf("sstable: block at offset %d: %v", h.offset, err)
+		}
+		return b, nil
+	}
+	return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, buf[n])
+}
+
 // decodeMapped checks and decodes data block h (inside the data region)
-// from the mapped table, decompressing into dst when it is large enough.
-// The result never aliases the mapping: an uncompressed block is copied
-// (into dst when it fits), since the mapping goes away when the table is
-// closed while its blocks may stay cached, and since only this function
-// turns memory faults under the mapping into errors.
-func (r *Reader) decodeMapped(dst []byte, h blockHandle) (b []byte, err error) {
+// from the mapped table into a new pooled block. The result never aliases
+// the mapping: an uncompressed block is copied, since the mapping goes away
+// when the table is closed while its blocks may stay cached, and since
+// only this function turns memory faults under the mapping into errors.
+func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); !ok {
+				panic(e)
+			}
+			if b != nil {
+				b.Release()
+			}
+			b, err = nil, fmt.Errorf("sstable: block at offset %d: memory fault reading the mapped table (truncated file or device error): %v", h.offset, e)
+		}
+	}()
+	end := h.offset + h.size + BlockTrailerLen
+	stored := r.opts.Mapped[h.offset:end:end]
+	if st := r.opts.Stats; st != nil {
+		st.DataBlocksRead.Add(1)
+		st.DataBlockBytesRead.Add(int64(len(stored)))
+	}
+	if err := verifyStoredBlock(stored, h, r.opts.skipChecksums); err != nil {
+		return nil, err
+	}
+	return decodeStoredToBlock(stored, h)
+}
+
+// decodeMappedTo is decodeMapped for a one-pass reader: it decodes into
+// dst when dst is large enough and copies an uncompressed block there.
+func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
@@ -417,6 +478,10 @@ func (r *Reader) decodeMapped(dst []byte, h blockHandle) (b []byte, err error) {
 	return b, err
 }
 
+// maxReusedDecodeBuf bounds the decode buffer a one-pass reader keeps
+// between blocks, so that one huge block does not pin its buffer.
+const maxReusedDecodeBuf = 256 << 10
+
 // readUncachedBlock reads data block h for a one-pass reader: neither
 // looked up in nor added to the block cache, read into *rbuf and decoded
 // into *dbuf, both reused from block to block. The result is valid until
@@ -428,7 +493,7 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 	var b []byte
 	var err error
 	if r.opts.Mapped != nil {
-		b, err = r.decodeMapped(*dbuf, h)
+		b, err = r.decodeMappedTo(*dbuf, h)
 	} else {
 		n := int(h.size + BlockTrailerLen)
 		if cap(*rbuf) < n {
@@ -450,7 +515,7 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	if cap(b) > cap(*dbuf) && cap(b) <= maxPooledReadBuf {
+	if cap(b) > cap(*dbuf) && cap(b) <= maxReusedDecodeBuf {
 		*dbuf = b[:0] // a larger decode buffer was made: keep it
 	}
 	return b, nil
@@ -489,8 +554,8 @@ func (r *Reader) MayContain(ukey []byte) bool {
 // Find returns the first entry whose internal key is >= ikey, moving on to
 // the next data block when the block that may hold it has none; ok is false
 // past the end of the table. It does not consult the filter, and in the
-// common case reads one data block. The returned slices stay valid and
-// unchanged after later calls and must not be modified.
+// common case reads one data block. The returned key and value are copies
+// the caller owns.
 func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 	if r.closed {
 		return nil, nil, false, errClosed
@@ -509,15 +574,19 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if err := data.init(false, b); err != nil {
+		if err := data.init(false, b.Data()); err != nil {
+			b.Release()
 			return nil, nil, false, err
 		}
 		if data.SeekGE(ikey) {
-			// data.Key either aliases the immutable block or is data's
-			// own buffer, which no later call touches.
-			return data.Key(), data.Value(), true, nil
+			key = append([]byte(nil), data.Key()...)
+			value = append(make([]byte, 0, len(data.Value())), data.Value()...)
+			b.Release()
+			return key, value, true, nil
 		}
-		if err := data.Error(); err != nil {
+		err = data.Error()
+		b.Release()
+		if err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -534,8 +603,9 @@ var getItersPool sync.Pool
 // key is >= seek (built by the caller from ukey and its snapshot sequence
 // number), if its user key is ukey. It returns that entry's value and kind;
 // found is false when the table holds no visible entry of ukey. Like Find
-// it does not consult the filter, but it allocates nothing of its own: the
-// value aliases an immutable block and stays valid.
+// it does not consult the filter. The value is a copy the caller owns
+// (non-nil, even when empty), and it is the only allocation: the block
+// the value was found in is released, and recycled once evicted.
 func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found bool, err error) {
 	if r.closed {
 		return nil, 0, false, errClosed
@@ -558,20 +628,26 @@ func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found boo
 		if err != nil {
 			return nil, 0, false, err
 		}
-		if err := data.init(false, b); err != nil {
+		if err := data.init(false, b.Data()); err != nil {
+			b.Release()
 			return nil, 0, false, err
 		}
 		if data.SeekGE(seek) {
 			k, _, kind, ok := base.ParseInternalKey(data.Key())
-			if !ok {
-				return nil, 0, false, base.CorruptionErrorf("sstable: malformed internal key in a data block")
+			switch {
+			case !ok:
+				err = base.CorruptionErrorf("sstable: malformed internal key in a data block")
+			case bytes.Equal(k, ukey):
+				found = true
+				v := data.Value()
+				value = append(make([]byte, 0, len(v)), v...)
 			}
-			if !bytes.Equal(k, ukey) {
-				return nil, 0, false, nil
-			}
-			return data.Value(), kind, true, nil
+			b.Release() // data is re-initialized before its next use
+			return value, kind, found, err
 		}
-		if err := data.Error(); err != nil {
+		err = data.Error()
+		b.Release()
+		if err != nil {
 			return nil, 0, false, err
 		}
 	}

@@ -1,12 +1,16 @@
 // Package cache is the engine's block cache: a sharded LRU map from
 // (file number, block offset) to the decompressed bytes of an SSTable data
-// block, charged by the byte length of each block.
+// block, held in a reference-counted Block and charged by the bytes of the
+// Block's buffer.
 //
 // Invariants:
 //   - Size() never exceeds Capacity(): each shard holds at most its share of
 //     the capacity, and a block larger than a shard's share is not cached.
-//   - A cached block is immutable: Set takes ownership of the slice and Get
-//     returns it as is, so callers must never write to either.
+//   - A cached block is immutable: after Set nobody writes to its Data.
+//   - A Block's buffer is recycled only after its last reference is
+//     released: the cache holds one reference while the block is cached
+//     (dropped on eviction), and each Get returns the block with a
+//     reference of the caller's.
 //   - All methods are safe for concurrent use. Each shard has its own mutex;
 //     there is no lock shared by all shards, and hit/miss counters are atomic.
 //   - A nil *Cache, or one made with a capacity <= 0, stores nothing.
@@ -30,24 +34,20 @@ type Cache struct {
 
 type key struct{ fileID, offset uint64 }
 
-// entry is one cached block, linked into its shard's LRU list.
-type entry struct {
-	k          key
-	block      []byte
-	prev, next *entry
-}
-
-// shard is an LRU list plus an index by file, guarded by mu.
+// shard is an LRU list plus an index by file, guarded by mu. The cached
+// Blocks are the list's nodes, so a lookup touches one object.
 type shard struct {
 	mu       sync.Mutex
 	capacity int64
 	size     int64
 	// files maps a file ID to that file's cached blocks by offset, so
-	// EvictFile costs only the number of blocks of that file.
-	files map[uint64]map[uint64]*entry
+	// EvictFile costs only the number of blocks of that file. A file's
+	// map stays when it empties, for the file's next block, until
+	// EvictFile drops it.
+	files map[uint64]map[uint64]*Block
 	// lru is a sentinel of a circular doubly linked list: lru.next is the
-	// most recently used entry, lru.prev the least.
-	lru entry
+	// most recently used block, lru.prev the least.
+	lru Block
 }
 
 // New returns a cache holding at most capacity bytes of blocks. A capacity
@@ -65,7 +65,7 @@ func New(capacity int64) *Cache {
 		if int64(i) < rem {
 			s.capacity++
 		}
-		s.files = make(map[uint64]map[uint64]*entry)
+		s.files = make(map[uint64]map[uint64]*Block)
 		s.lru.next = &s.lru
 		s.lru.prev = &s.lru
 	}
@@ -82,64 +82,78 @@ func (c *Cache) shardFor(fileID, offset uint64) *shard {
 }
 
 // Get returns the block cached for (fileID, offset), marking it most
-// recently used. The returned slice must not be modified.
-func (c *Cache) Get(fileID, offset uint64) ([]byte, bool) {
+// recently used, with a reference the caller must Release once it has
+// finished reading the block. The block's Data must not be modified.
+func (c *Cache) Get(fileID, offset uint64) (*Block, bool) {
 	if c == nil {
 		return nil, false
 	}
 	s := c.shardFor(fileID, offset)
 	s.mu.Lock()
-	var e *entry
+	var b *Block
 	if m := s.files[fileID]; m != nil {
-		e = m[offset]
+		b = m[offset]
 	}
-	if e != nil {
-		s.unlink(e)
-		s.pushFront(e)
+	if b != nil {
+		s.unlink(b)
+		s.pushFront(b)
+		b.Ref() // under the lock: eviction cannot drop the last reference first
 	}
 	s.mu.Unlock()
-	if e == nil {
+	if b == nil {
 		c.misses.Add(1)
 		return nil, false
 	}
 	c.hits.Add(1)
-	return e.block, true
+	return b, true
 }
 
 // Set caches block under (fileID, offset), replacing any block already
 // there, and evicts least recently used blocks of the same shard until the
-// shard fits its capacity again. The cache keeps block: the caller must not
-// modify it afterwards. A block larger than a shard's capacity is not
-// cached (and any older block under the same key is dropped).
-func (c *Cache) Set(fileID, offset uint64, block []byte) {
+// shard fits its capacity again. When it caches the block it takes a
+// reference of its own; the caller keeps its reference (and still
+// releases it), and must not modify the block afterwards. A block larger
+// than a shard's capacity is not cached (and any older block under the
+// same key is dropped). A block is cached under one key at most: block
+// must not be in a cache already (it comes fresh from Alloc or NewBlock,
+// or was evicted).
+func (c *Cache) Set(fileID, offset uint64, block *Block) {
 	if c == nil {
 		return
 	}
 	s := c.shardFor(fileID, offset)
-	charge := int64(len(block))
+	charge := block.Charge()
+	// Evicted blocks are released after the lock is dropped: the last
+	// release recycles a buffer, which need not hold up the shard.
+	var victimsArr [4]*Block
+	victims := victimsArr[:0]
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	m := s.files[fileID]
 	if m != nil {
 		if old := m[offset]; old != nil {
+			victims = append(victims, old)
 			s.remove(old, m)
-			m = s.files[fileID]
 		}
 	}
-	if charge > s.capacity || s.capacity == 0 {
-		return
+	if charge <= s.capacity && s.capacity > 0 {
+		if m == nil {
+			m = make(map[uint64]*Block)
+			s.files[fileID] = m
+		}
+		block.Ref()
+		block.k = key{fileID, offset}
+		m[offset] = block
+		s.pushFront(block)
+		s.size += charge
+		for s.size > s.capacity {
+			victim := s.lru.prev
+			victims = append(victims, victim)
+			s.remove(victim, s.files[victim.k.fileID])
+		}
 	}
-	if m == nil {
-		m = make(map[uint64]*entry)
-		s.files[fileID] = m
-	}
-	e := &entry{k: key{fileID, offset}, block: block}
-	m[offset] = e
-	s.pushFront(e)
-	s.size += charge
-	for s.size > s.capacity {
-		victim := s.lru.prev
-		s.remove(victim, s.files[victim.k.fileID])
+	s.mu.Unlock()
+	for _, v := range victims {
+		v.Release()
 	}
 }
 
@@ -149,17 +163,23 @@ func (c *Cache) EvictFile(fileID uint64) {
 	if c == nil {
 		return
 	}
+	var victims []*Block
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
 		if m := s.files[fileID]; m != nil {
-			for _, e := range m {
-				s.unlink(e)
-				s.size -= int64(len(e.block))
+			for _, b := range m {
+				s.unlink(b)
+				s.size -= b.Charge()
+				victims = append(victims, b)
 			}
 			delete(s.files, fileID)
 		}
 		s.mu.Unlock()
+		for _, v := range victims {
+			v.Release()
+		}
+		victims = victims[:0]
 	}
 }
 
@@ -195,26 +215,23 @@ func (c *Cache) Stats() (hits, misses int64) {
 	return c.hits.Load(), c.misses.Load()
 }
 
-// remove unlinks e, drops it from its file's map m, and uncharges it.
-// s.mu must be held.
-func (s *shard) remove(e *entry, m map[uint64]*entry) {
-	s.unlink(e)
-	s.size -= int64(len(e.block))
-	delete(m, e.k.offset)
-	if len(m) == 0 {
-		delete(s.files, e.k.fileID)
-	}
+// remove unlinks b, drops it from its file's map m and uncharges it. The
+// caller releases the cache's reference. s.mu must be held.
+func (s *shard) remove(b *Block, m map[uint64]*Block) {
+	s.unlink(b)
+	s.size -= b.Charge()
+	delete(m, b.k.offset)
 }
 
-func (s *shard) unlink(e *entry) {
-	e.prev.next = e.next
-	e.next.prev = e.prev
-	e.prev, e.next = nil, nil
+func (s *shard) unlink(b *Block) {
+	b.prev.next = b.next
+	b.next.prev = b.prev
+	b.prev, b.next = nil, nil
 }
 
-func (s *shard) pushFront(e *entry) {
-	e.prev = &s.lru
-	e.next = s.lru.next
-	s.lru.next.prev = e
-	s.lru.next = e
+func (s *shard) pushFront(b *Block) {
+	b.prev = &s.lru
+	b.next = s.lru.next
+	s.lru.next.prev = b
+	s.lru.next = b
 }

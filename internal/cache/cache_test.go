@@ -80,6 +80,14 @@ func block(fileID, offset uint64, n int) []byte {
 	return b
 }
 
+// set caches data under (f, o) as a caller that drops its own reference at
+// once.
+func set(c *Cache, f, o uint64, data []byte) {
+	b := NewBlock(data)
+	c.Set(f, o, b)
+	b.Release()
+}
+
 func TestCacheAgainstModel(t *testing.T) {
 	for _, capacity := range []int64{0, 1, 100, 1000, 16 * 300, 1 << 16} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
@@ -106,8 +114,11 @@ func TestCacheAgainstModel(t *testing.T) {
 				case r < 50:
 					got, ok := c.Get(f, o)
 					want, wok := m.get(key{f, o})
-					if ok != wok || string(got) != string(want) {
+					if ok != wok || (ok && string(got.Data()) != string(want)) {
 						t.Fatalf("op %d Get(%d,%d) = %v, want %v", op, f, o, ok, wok)
+					}
+					if ok {
+						got.Release()
 					}
 					if wok {
 						wantHits++
@@ -116,7 +127,9 @@ func TestCacheAgainstModel(t *testing.T) {
 					}
 				case r < 98:
 					b := block(f, o, 16+rng.Intn(300))
-					c.Set(f, o, b)
+					blk := NewBlock(b)
+					c.Set(f, o, blk)
+					blk.Release()
 					m.set(key{f, o}, b)
 				default:
 					c.EvictFile(f)
@@ -147,23 +160,25 @@ func TestCacheBasics(t *testing.T) {
 	if c.Capacity() != 1600 {
 		t.Fatalf("Capacity()=%d", c.Capacity())
 	}
-	c.Set(1, 0, block(1, 0, 50))
-	if b, ok := c.Get(1, 0); !ok || len(b) != 50 {
-		t.Fatalf("Get after Set: %v %d", ok, len(b))
+	set(c, 1, 0, block(1, 0, 50))
+	if b, ok := c.Get(1, 0); !ok || len(b.Data()) != 50 {
+		t.Fatalf("Get after Set: %v", ok)
+	} else {
+		b.Release()
 	}
 	// Replacing a block re-charges it.
-	c.Set(1, 0, block(1, 0, 60))
+	set(c, 1, 0, block(1, 0, 60))
 	if c.Size() != 60 {
 		t.Fatalf("Size()=%d after replace, want 60", c.Size())
 	}
 	// Too big for a shard: not cached, and the old block is gone.
-	c.Set(1, 0, block(1, 0, 101))
+	set(c, 1, 0, block(1, 0, 101))
 	if _, ok := c.Get(1, 0); ok || c.Size() != 0 {
 		t.Fatalf("oversized block cached: size %d", c.Size())
 	}
 	for o := uint64(0); o < 10; o++ {
-		c.Set(7, o, block(7, o, 20))
-		c.Set(8, o, block(8, o, 20))
+		set(c, 7, o, block(7, o, 20))
+		set(c, 8, o, block(8, o, 20))
 	}
 	c.EvictFile(7)
 	for o := uint64(0); o < 10; o++ {
@@ -177,7 +192,7 @@ func TestCacheBasics(t *testing.T) {
 
 	// Nil and zero caches store nothing and never panic.
 	for _, c := range []*Cache{nil, New(0), New(-5)} {
-		c.Set(1, 1, []byte("x"))
+		set(c, 1, 1, []byte("x"))
 		if _, ok := c.Get(1, 1); ok || c.Size() != 0 || c.Capacity() != 0 {
 			t.Fatal("empty cache stored a block")
 		}
@@ -198,17 +213,21 @@ func TestCacheLRUOrder(t *testing.T) {
 		}
 	}
 	for _, o := range offs[:5] { // 5 x 20 = 100 bytes: full
-		c.Set(1, o, make([]byte, 20))
+		set(c, 1, o, make([]byte, 20))
 	}
-	c.Get(1, offs[0]) // offs[1] is now the oldest
-	c.Set(1, offs[5], make([]byte, 20))
+	if b, ok := c.Get(1, offs[0]); ok { // offs[1] is now the oldest
+		b.Release()
+	}
+	set(c, 1, offs[5], make([]byte, 20))
 	if _, ok := c.Get(1, offs[1]); ok {
 		t.Fatal("least recently used block survived")
 	}
 	for _, o := range []uint64{offs[0], offs[2], offs[3], offs[4], offs[5]} {
-		if _, ok := c.Get(1, o); !ok {
+		b, ok := c.Get(1, o)
+		if !ok {
 			t.Fatalf("block %d evicted, want kept", o)
 		}
+		b.Release()
 	}
 }
 
@@ -226,13 +245,20 @@ func TestCacheConcurrent(t *testing.T) {
 				switch r := rng.Intn(100); {
 				case r < 60:
 					if b, ok := c.Get(f, o); ok {
-						if binary.LittleEndian.Uint64(b) != f || binary.LittleEndian.Uint64(b[8:]) != o {
+						d := b.Data()
+						if binary.LittleEndian.Uint64(d) != f || binary.LittleEndian.Uint64(d[8:]) != o {
 							t.Errorf("Get(%d,%d) returned another key's block", f, o)
 							return
 						}
+						b.Release()
 					}
 				case r < 99:
-					c.Set(f, o, block(f, o, 16+rng.Intn(1024)))
+					// Pooled blocks, so that recycling races with readers.
+					n := 16 + rng.Intn(1024)
+					b := Alloc(n)
+					copy(b.Data(), block(f, o, n))
+					c.Set(f, o, b)
+					b.Release()
 				default:
 					c.EvictFile(f)
 				}
@@ -256,15 +282,17 @@ func TestCacheConcurrent(t *testing.T) {
 func BenchmarkCacheGetHit(b *testing.B) {
 	c := New(8 << 20)
 	for o := uint64(0); o < 1024; o++ {
-		c.Set(1, o*4096, make([]byte, 4096))
+		set(c, 1, o*4096, make([]byte, 4096))
 	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		var o uint64
 		for pb.Next() {
-			if _, ok := c.Get(1, (o%1024)*4096); !ok {
+			blk, ok := c.Get(1, (o%1024)*4096)
+			if !ok {
 				b.Fatal("miss")
 			}
+			blk.Release()
 			o++
 		}
 	})
@@ -272,9 +300,10 @@ func BenchmarkCacheGetHit(b *testing.B) {
 
 func BenchmarkCacheSet(b *testing.B) {
 	c := New(1 << 20)
-	blk := make([]byte, 4096)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
+		blk := Alloc(4096)
 		c.Set(uint64(i&7), uint64(i)*4096, blk)
+		blk.Release()
 	}
 }
