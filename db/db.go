@@ -461,23 +461,29 @@ func (d *DB) flushLoop() {
 		if meta != nil {
 			d.m.flushBytes.Add(int64(meta.Size))
 		}
-		d.deleteObsoleteLogsLocked(immLog)
 		d.maybeScheduleCompactionLocked()
 		d.bgCond.Broadcast()
+		// Unlinking a log can take milliseconds: not under d.mu, which
+		// writers need. (Close waits while flushing is set.)
+		logNum := d.logNum
+		d.mu.Unlock()
+		d.deleteObsoleteLogs(immLog, logNum)
+		d.mu.Lock()
 	}
 	d.flushing = false
 	d.bgCond.Broadcast()
 }
 
-// deleteObsoleteLogsLocked removes logs up to and including upTo, whose
-// writes are now in tables recorded by the MANIFEST.
-func (d *DB) deleteObsoleteLogsLocked(upTo uint64) {
+// deleteObsoleteLogs removes logs up to and including upTo, whose writes
+// are now in tables recorded by the MANIFEST, and never the current log
+// (number current). It runs without d.mu.
+func (d *DB) deleteObsoleteLogs(upTo, current uint64) {
 	names, err := d.fs.List(d.dirname)
 	if err != nil {
 		return
 	}
 	for _, name := range names {
-		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && num <= upTo && num < d.logNum {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && num <= upTo && num < current {
 			if err := d.fs.Remove(vfs.Join(d.dirname, name)); err != nil {
 				d.events.warn("removing obsolete log failed", "file", name, "err", err)
 			}

@@ -18,6 +18,8 @@ const (
 	appendMapMin = 8 << 20
 
 	madvPopulateWrite = 23 // MADV_POPULATE_WRITE, Linux 5.14+
+
+	syncFileRangeWrite = 2 // SYNC_FILE_RANGE_WRITE
 )
 
 // AppendMapped implements MapAppender.
@@ -51,7 +53,14 @@ type mappedAppender struct {
 	data  []byte // the mapping; nil until the first Write
 	size  int64  // bytes written
 	alloc int64  // file length: allocated with fallocate, mapped
-	err   error  // sticky
+	// next is where the next grow starts: one chunk before alloc, so the
+	// file and its pages stay a chunk ahead of the writes.
+	next int64
+	// populated is the end of the pages faulted in (or being faulted in
+	// by the goroutine that closes prefault, when not nil).
+	populated int64
+	prefault  chan struct{}
+	err       error // sticky
 }
 
 var errAppenderClosed = errors.New("vfs: mapped file is closed")
@@ -60,7 +69,7 @@ func (a *mappedAppender) Write(p []byte) (n int, err error) {
 	if a.err != nil {
 		return 0, a.err
 	}
-	if need := a.size + int64(len(p)); need > a.alloc {
+	if need := a.size + int64(len(p)); need > a.next {
 		if err := a.grow(need); err != nil {
 			a.err = err
 			return 0, err
@@ -81,22 +90,34 @@ func (a *mappedAppender) Write(p []byte) (n int, err error) {
 	return len(p), nil
 }
 
-// grow extends the file to hold need bytes, in whole chunks, and the
-// mapping to cover it.
+// grow extends the file to hold need bytes and one chunk more, in whole
+// chunks, and the mapping to cover it. The chunk ahead is faulted in by a
+// goroutine, off the writer's path; only pages the writes need now and
+// that were not faulted in ahead are faulted in here.
 func (a *mappedAppender) grow(need int64) error {
-	alloc := (need + appendChunk - 1) / appendChunk * appendChunk
+	now := (need + appendChunk - 1) / appendChunk * appendChunk
+	alloc := now + appendChunk
 	if int64(int(alloc)) != alloc {
 		return fmt.Errorf("vfs: mapped file %s cannot grow to %d bytes", a.f.Name(), need)
 	}
 	fd := int(a.f.Fd())
-	if err := syscall.Fallocate(fd, 0, a.alloc, alloc-a.alloc); err != nil {
-		return fmt.Errorf("vfs: fallocate %s: %w", a.f.Name(), err)
+	if full := a.size / appendChunk * appendChunk; full > 0 {
+		// The chunks written so far are full: start their writeback now,
+		// so that a later Sync (the one at a memtable switch, say) has
+		// less to wait for. It does not wait itself; best effort.
+		_ = syscall.SyncFileRange(fd, 0, full, syncFileRangeWrite)
+	}
+	if alloc > a.alloc {
+		if err := syscall.Fallocate(fd, 0, a.alloc, alloc-a.alloc); err != nil {
+			return fmt.Errorf("vfs: fallocate %s: %w", a.f.Name(), err)
+		}
 	}
 	if alloc > int64(len(a.data)) {
 		length := max(appendMapMin, 2*len(a.data))
 		for int64(length) < alloc {
 			length *= 2
 		}
+		a.waitPrefault()
 		if a.data != nil {
 			if err := syscall.Munmap(a.data); err != nil {
 				return err
@@ -109,11 +130,33 @@ func (a *mappedAppender) grow(need int64) error {
 		}
 		a.data = data
 	}
-	// Fault the new pages in now, in one call, rather than one fault per
+	// Fault pages in with one call per range rather than one fault per
 	// page as the writes reach them (best effort: older kernels refuse).
-	_ = syscall.Madvise(a.data[a.alloc:alloc], madvPopulateWrite)
-	a.alloc = alloc
+	if a.populated < now {
+		_ = syscall.Madvise(a.data[a.populated:now], madvPopulateWrite)
+		a.populated = now
+	}
+	if a.populated < alloc {
+		a.waitPrefault()
+		done := make(chan struct{})
+		go func(pages []byte) {
+			_ = syscall.Madvise(pages, madvPopulateWrite)
+			close(done)
+		}(a.data[a.populated:alloc])
+		a.prefault = done
+		a.populated = alloc
+	}
+	a.alloc, a.next = alloc, now
 	return nil
+}
+
+// waitPrefault waits for the goroutine faulting pages in ahead, if any: it
+// must be done before the mapping changes.
+func (a *mappedAppender) waitPrefault() {
+	if a.prefault != nil {
+		<-a.prefault
+		a.prefault = nil
+	}
 }
 
 func (a *mappedAppender) Sync() error {
@@ -137,6 +180,7 @@ func (a *mappedAppender) Close() error {
 		return nil
 	}
 	var err error
+	a.waitPrefault()
 	if a.data != nil {
 		err = syscall.Munmap(a.data)
 		a.data = nil

@@ -53,6 +53,10 @@ func TestAppendMapped(t *testing.T) {
 	if !allZeroBytes(got[len(want):]) {
 		t.Fatal("the preallocated tail is not zero")
 	}
+	// The file runs one chunk ahead of the writes, never more.
+	if ahead := len(got) - len(want); ahead < appendChunk || ahead > 2*appendChunk {
+		t.Fatalf("the file is %d bytes ahead of the writes, want about one chunk (%d)", ahead, appendChunk)
+	}
 	if err := mf.Close(); err != nil {
 		t.Fatal(err)
 	}
