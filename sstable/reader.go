@@ -427,26 +427,13 @@ func decodeStoredToBlock(buf []byte, h blockHandle) (*cache.Block, error) {
 // from the mapped table into a new pooled block. The result never aliases
 // the mapping: an uncompressed block is copied, since the mapping goes away
 // when the table is closed while its blocks may stay cached, and since
-// only this function turns memory faults under the mapping into errors.
+// only the functions that defer catchFault turn memory faults under the
+// mapping into errors. (A block being decoded when a fault strikes is
+// left to the garbage collector.)
 func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			if b != nil {
-				b.Release()
-			}
-			b, err = nil, fmt.Errorf("sstable: block at offset %d: memory fault reading the mapped table (truncated file or device error): %v", h.offset, e)
-		}
-	}()
-	end := h.offset + h.size + BlockTrailerLen
-	stored := r.opts.Mapped[h.offset:end:end]
-	if st := r.opts.Stats; st != nil {
-		st.DataBlocksRead.Add(1)
-		st.DataBlockBytesRead.Add(int64(len(stored)))
-	}
+	defer catchFault(h, &err)
+	stored := r.mappedBlock(h)
 	if err := verifyStoredBlock(stored, h, r.opts.skipChecksums); err != nil {
 		return nil, err
 	}
@@ -457,25 +444,37 @@ func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 // dst when dst is large enough and copies an uncompressed block there.
 func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); !ok {
-				panic(e)
-			}
-			b, err = nil, fmt.Errorf("sstable: block at offset %d: memory fault reading the mapped table (truncated file or device error): %v", h.offset, e)
-		}
-	}()
+	defer catchFault(h, &err)
+	stored := r.mappedBlock(h)
+	b, err = decodeStoredBlockTo(dst, stored, h, r.opts.skipChecksums)
+	if err == nil && Compression(stored[h.size]) == NoCompression {
+		b = append(dst[:0], b...)
+	}
+	return b, err
+}
+
+// mappedBlock returns data block h and its trailer in the mapping, and
+// counts the read.
+func (r *Reader) mappedBlock(h blockHandle) []byte {
 	end := h.offset + h.size + BlockTrailerLen
 	stored := r.opts.Mapped[h.offset:end:end]
 	if st := r.opts.Stats; st != nil {
 		st.DataBlocksRead.Add(1)
 		st.DataBlockBytesRead.Add(int64(len(stored)))
 	}
-	b, err = decodeStoredBlockTo(dst, stored, h, r.opts.skipChecksums)
-	if err == nil && Compression(stored[h.size]) == NoCompression {
-		b = append(dst[:0], b...)
+	return stored
+}
+
+// catchFault, deferred (after debug.SetPanicOnFault(true)) by a function
+// that reads the mapping, turns a memory fault into *err; other panics go
+// on.
+func catchFault(h blockHandle, err *error) {
+	if e := recover(); e != nil {
+		if _, ok := e.(interface{ Addr() uintptr }); !ok {
+			panic(e)
+		}
+		*err = fmt.Errorf("sstable: block at offset %d: memory fault reading the mapped table (truncated file or device error): %v", h.offset, e)
 	}
-	return b, err
 }
 
 // maxReusedDecodeBuf bounds the decode buffer a one-pass reader keeps
