@@ -2,6 +2,7 @@ package db
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -69,8 +70,16 @@ type DB struct {
 	// without d.mu (logAndApplyLocked); other edits wait for it.
 	manifestBusy bool
 	manual       int // CompactRange calls waiting or running
-	isClosed     bool
-	bgDone       chan struct{}
+	// Logs left at a memtable switch are synced and closed by
+	// logSyncLoop, off the writer's path: logSyncQ holds them, logDirDirty
+	// says a log was created since the directory was last synced, and
+	// logSyncing that the loop runs. A synced write waits until all three
+	// are clear (no hole: every older log is durable before it).
+	logSyncQ    []vfs.File
+	logDirDirty bool
+	logSyncing  bool
+	isClosed    bool
+	bgDone      chan struct{}
 }
 
 // writer is one Write waiting in the group-commit queue.
@@ -228,6 +237,9 @@ func (d *DB) write(b *Batch, sync bool) error {
 
 	// This writer leads a group.
 	err := d.makeRoomForWriteLocked(b == nil)
+	if err == nil && w.sync {
+		err = d.waitLogSyncsLocked()
+	}
 	last := 0
 	if err == nil && b != nil {
 		var group *Batch
@@ -359,17 +371,26 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 			d.bgCond.Wait()
 			continue
 		}
-		// Switch to a new log and memtable; flush the old one.
+		// Switch to a new log and memtable; flush the old one. The old log
+		// ends with an end-of-log record and the new one starts with a
+		// header naming the old one; the old log is synced and closed in
+		// the background, and the new log's directory entry synced. Until
+		// then a crash may keep writes of the new log and lose the old
+		// log's tail: Open sees that the old log lacks its end record and
+		// replays neither the new log nor any later one, so the store
+		// keeps a prefix of its writes (no hole). A synced write waits for
+		// the background sync (waitLogSyncsLocked).
+		if err := d.log.AddRecord(nil); err != nil {
+			err = fmt.Errorf("bloomkv: write-ahead log: %w", err)
+			d.setBGErrorLocked(err)
+			return err
+		}
 		num := d.vs.newFileNum()
 		f, err := d.createLog(num)
+		var log *wal.Writer
 		if err == nil {
-			// The new log's directory entry must be durable before a synced
-			// write in it is acknowledged, and the old log's tail before a
-			// write in the new one can outlive it in a crash (no holes).
-			if err = d.fs.SyncDir(d.dirname); err == nil {
-				err = d.logFile.Sync()
-			}
-			if err != nil {
+			log = wal.NewWriter(f)
+			if err = log.AddRecord(appendLogHeader(nil, d.logNum)); err != nil {
 				f.Close()
 				_ = d.fs.Remove(logFileName(d.dirname, num))
 			}
@@ -379,16 +400,116 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 			d.setBGErrorLocked(err)
 			return err
 		}
-		if err := d.logFile.Close(); err != nil {
-			d.events.warn("closing log failed", "log", d.logNum, "err", err)
-		}
+		d.logSyncQ = append(d.logSyncQ, d.logFile)
+		d.logDirDirty = true
+		d.maybeScheduleLogSyncLocked()
 		d.imm, d.immLog = d.mem, d.logNum
-		d.logNum, d.logFile, d.log = num, f, wal.NewWriter(f)
+		d.logNum, d.logFile, d.log = num, f, log
 		d.mem = memtable.New()
 		d.publishLocked()
 		d.maybeScheduleFlushLocked()
 		return nil
 	}
+}
+
+// maybeScheduleLogSyncLocked starts logSyncLoop when there is work for it
+// and it does not run.
+func (d *DB) maybeScheduleLogSyncLocked() {
+	if d.logSyncing || (len(d.logSyncQ) == 0 && !d.logDirDirty) {
+		return
+	}
+	d.logSyncing = true
+	go d.logSyncLoop()
+}
+
+// logSyncLoop syncs the directory (for new logs' entries) and syncs and
+// closes the logs left at memtable switches, until none is left. A
+// failed sync stops writes, like a failed WAL sync.
+func (d *DB) logSyncLoop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.logSyncQ) > 0 || d.logDirDirty {
+		q, dir := d.logSyncQ, d.logDirDirty
+		d.logSyncQ, d.logDirDirty = nil, false
+		failed := d.bgErr != nil
+		d.mu.Unlock()
+		var err error
+		if dir && !failed {
+			err = d.fs.SyncDir(d.dirname)
+		}
+		for _, f := range q {
+			if err == nil && !failed {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); cerr != nil {
+				d.events.warn("closing log failed", "err", cerr)
+			}
+		}
+		d.mu.Lock()
+		if err != nil {
+			d.setBGErrorLocked(fmt.Errorf("bloomkv: sync of a previous log: %w", err))
+		}
+	}
+	d.logSyncing = false
+	d.bgCond.Broadcast()
+}
+
+// waitLogSyncsLocked waits until every log older than the current one is
+// synced and the current log's directory entry is durable, as a synced
+// write needs before it is acknowledged.
+func (d *DB) waitLogSyncsLocked() error {
+	for d.bgErr == nil && (d.logSyncing || len(d.logSyncQ) > 0 || d.logDirDirty) {
+		d.bgCond.Wait()
+	}
+	return d.bgErr
+}
+
+// logHeaderTag starts the header record of a log. A header record is
+// shorter than a batch's 12-byte header, so it cannot be taken for one;
+// an empty record ends a log.
+const logHeaderTag = 0xfe
+
+// appendLogHeader appends the header record of a log whose predecessor
+// (the log of the memtable before) is prev, 0 for none.
+func appendLogHeader(dst []byte, prev uint64) []byte {
+	dst = append(dst, logHeaderTag)
+	return binary.AppendUvarint(dst, prev)
+}
+
+// LogRecordType tells what one record of a write-ahead log holds.
+type LogRecordType int
+
+const (
+	// LogBatch is a batch of writes (or damage, which decoding it reports).
+	LogBatch LogRecordType = iota
+	// LogHeader starts a log made at a memtable switch and names the log
+	// before it.
+	LogHeader
+	// LogEnd ends a log at a memtable switch: no write follows it there.
+	LogEnd
+)
+
+// ClassifyLogRecord reports what rec, one record of a write-ahead log as
+// the wal package reads it, holds; for a LogHeader, prev is the number of
+// the log before. Tools that read logs use it to tell the markers of
+// memtable switches from batches.
+func ClassifyLogRecord(rec []byte) (t LogRecordType, prev uint64) {
+	if len(rec) == 0 {
+		return LogEnd, 0
+	}
+	if prev, ok := decodeLogHeader(rec); ok {
+		return LogHeader, prev
+	}
+	return LogBatch, 0
+}
+
+// decodeLogHeader decodes a header record made by appendLogHeader.
+func decodeLogHeader(rec []byte) (prev uint64, ok bool) {
+	if len(rec) < 2 || len(rec) >= batchHeaderLen || rec[0] != logHeaderTag {
+		return 0, false
+	}
+	prev, n := binary.Uvarint(rec[1:])
+	return prev, n == len(rec)-1
 }
 
 // createLog creates log num, appended through a memory map when the file
@@ -659,7 +780,7 @@ func (d *DB) Close() error {
 	}
 	d.isClosed = true
 	d.closed.Store(true)
-	for len(d.writers) > 0 || d.flushing || d.compacting || d.manual > 0 {
+	for len(d.writers) > 0 || d.flushing || d.compacting || d.manual > 0 || d.logSyncing {
 		d.bgCond.Wait()
 	}
 	var err error

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
@@ -127,17 +128,35 @@ func (d *DB) open() (err error) {
 	v := d.vs.current
 	var added []*manifest.FileMetadata
 	maxSeq := d.vs.lastSeq
-	for _, num := range logs {
-		metas, seq, err := d.replayLog(num)
+	// A log that names its predecessor in a header is replayed only if
+	// that predecessor's writes are in tables, or it was replayed just
+	// before and ended with its end-of-log record: otherwise a crash may
+	// have lost the predecessor's tail (it is synced in the background
+	// after the switch), and replaying the later log would leave a hole.
+	var last replayedLog
+	for i, num := range logs {
+		prevOK := func(prev uint64, known bool) bool {
+			if !known { // the log's first record is damaged: it may have been a header
+				return last.num == 0 || last.ended
+			}
+			return (prev < d.vs.logNum && prev != d.vs.prevLogNum) || (last.num == prev && last.ended)
+		}
+		res, err := d.replayLog(num, prevOK)
 		if err != nil {
-			for _, m := range append(added, metas...) {
+			for _, m := range append(added, res.metas...) {
 				d.tables.evict(m.FileNum)
 				_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
 			}
 			return err
 		}
-		added = append(added, metas...)
-		maxSeq = max(maxSeq, seq)
+		if res.refused {
+			d.events.warn("a log's predecessor did not end with its end-of-log record (a crash cut it short): not replaying this log or any later one, so the store keeps a prefix of its writes",
+				"log", num, "predecessor", res.prev, "logs_not_replayed", len(logs)-i)
+			break
+		}
+		added = append(added, res.metas...)
+		maxSeq = max(maxSeq, res.maxSeq)
+		last = res
 	}
 	if len(added) > 0 {
 		edit := &manifest.VersionEdit{}
@@ -187,23 +206,38 @@ func (d *DB) open() (err error) {
 	return nil
 }
 
+// replayedLog is what replayLog found in a log.
+type replayedLog struct {
+	num    uint64
+	metas  []*manifest.FileMetadata // level-0 tables written from it
+	maxSeq uint64                   // largest sequence number seen
+	// ended: the log ends with its end-of-log record, and nothing before
+	// it was damaged or missing.
+	ended bool
+	// refused: the log's header names a predecessor that prevOK refused;
+	// nothing of the log was replayed.
+	refused bool
+	prev    uint64 // the predecessor named by the header
+}
+
 // replayLog reads one WAL into memtables, writing each full one (and the
-// last) to a level-0 table. It returns the tables and the largest
-// sequence number seen.
-func (d *DB) replayLog(num uint64) ([]*manifest.FileMetadata, uint64, error) {
+// last) to a level-0 table. A header record naming the log's predecessor
+// is checked with prevOK before any write of the log is replayed; so is a
+// damaged first record (known false), which may have been a header.
+func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool) (replayedLog, error) {
+	res := replayedLog{num: num}
 	name := logFileName(d.dirname, num)
 	f, err := d.fs.Open(name)
 	if err != nil {
-		return nil, 0, err
+		return res, err
 	}
 	defer f.Close()
 	r := wal.NewReader(f)
 	mem := memtable.New()
 	var (
-		metas   []*manifest.FileMetadata
-		maxSeq  uint64
 		records int
 		dropped int
+		ended   bool
 	)
 	flush := func() error {
 		meta, err := d.writeLevel0Table(mem)
@@ -211,25 +245,46 @@ func (d *DB) replayLog(num uint64) ([]*manifest.FileMetadata, uint64, error) {
 			return err
 		}
 		if meta != nil {
-			metas = append(metas, meta)
+			res.metas = append(res.metas, meta)
 		}
 		mem = memtable.New()
 		return nil
 	}
-	for {
+	for first := true; ; first = false {
 		rec, err := r.Next()
 		if err == io.EOF {
 			break
 		}
+		if err == nil && len(rec) < batchHeaderLen {
+			switch prev, ok := decodeLogHeader(rec); {
+			case len(rec) == 0 && !ended:
+				ended = true // the end-of-log record
+				continue
+			case ok && first:
+				if !prevOK(prev, true) {
+					res.refused, res.prev = true, prev
+					return res, nil
+				}
+				continue
+			}
+		}
 		if err == nil {
-			err = forEachBatchOp(rec, nil)
+			if ended {
+				err = base.CorruptionErrorf("record after the end-of-log record")
+			} else {
+				err = forEachBatchOp(rec, nil)
+			}
+		}
+		if err != nil && first && errors.Is(err, ErrCorruption) && !prevOK(0, false) {
+			res.refused = true
+			return res, nil
 		}
 		if err != nil {
 			err = fmt.Errorf("log %06d record %d: %w", num, records, err)
 			// Only damaged records are skipped: the reader's I/O errors are
 			// sticky, so skipping one would loop forever.
 			if d.opts.ParanoidChecks || !errors.Is(err, ErrCorruption) {
-				return metas, 0, err
+				return res, err
 			}
 			dropped++
 			d.events.warn("dropping damaged log record", "err", err)
@@ -238,23 +293,24 @@ func (d *DB) replayLog(num uint64) ([]*manifest.FileMetadata, uint64, error) {
 		records++
 		b := &Batch{rep: rec}
 		insertBatch(mem, b)
-		if last := b.seq() + uint64(b.Count()) - 1; last > maxSeq {
-			maxSeq = last
+		if last := b.seq() + uint64(b.Count()) - 1; last > res.maxSeq {
+			res.maxSeq = last
 		}
 		if mem.ApproximateMemoryUsage() >= d.opts.WriteBufferSize {
 			if err := flush(); err != nil {
-				return metas, 0, err
+				return res, err
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return metas, 0, err
+		return res, err
 	}
+	res.ended = ended && dropped == 0 && r.DroppedBytes() == 0
 	if dropped > 0 || r.DroppedBytes() > 0 {
 		d.events.warn("log replay dropped data", "log", num, "records_dropped", dropped, "bytes_dropped", r.DroppedBytes())
 	}
-	d.events.info("replayed log", "log", num, "records", records, "tables", len(metas))
-	return metas, maxSeq, nil
+	d.events.info("replayed log", "log", num, "records", records, "tables", len(res.metas))
+	return res, nil
 }
 
 // verifyTables checks every block checksum of every table in v.

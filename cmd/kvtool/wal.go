@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomkv/bloomkv/db"
 	"io"
 	"os"
 
@@ -35,6 +36,10 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "kvtool wal dump: %s record %d: %v\n", pos[0], n, err)
 			return
 		}
+		if b.marker != "" {
+			fmt.Fprintf(stdout, "record %d: %s\n", n, b.marker)
+			return
+		}
 		fmt.Fprintf(stdout, "record %d: seq %d, count %d, %d bytes\n", n, b.seq, len(b.ops), b.size)
 		if *countsOnly {
 			return
@@ -63,8 +68,9 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 
 // forEachWALRecord reads the log at path and calls fn with each record's
 // number (from 1) and decoded batch, or with its error. It returns the
-// number of good records, of writes in them, the bytes the log reader
-// skipped as damaged, and an I/O error.
+// number of good batch records (the header and end records of memtable
+// switches are passed to fn but not counted), of writes in them, the
+// bytes the log reader skipped as damaged, and an I/O error.
 func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records, ops int, dropped int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -82,14 +88,23 @@ func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records
 		}
 		var b *batch
 		if err == nil {
-			b, err = decodeBatch(rec)
+			switch t, prev := db.ClassifyLogRecord(rec); t {
+			case db.LogHeader:
+				b = &batch{size: len(rec), marker: fmt.Sprintf("header: the log before is %06d.log", prev)}
+			case db.LogEnd:
+				b = &batch{marker: "end of log (memtable switch)"}
+			default:
+				b, err = decodeBatch(rec)
+			}
 		}
 		if err != nil {
 			fn(n, nil, err)
 			continue
 		}
-		records++
-		ops += len(b.ops)
+		if b.marker == "" {
+			records++
+			ops += len(b.ops)
+		}
 		fn(n, b, nil)
 	}
 }
@@ -102,6 +117,10 @@ type batch struct {
 	seq  uint64
 	size int
 	ops  []batchOp
+	// marker, when not empty, says the record is no batch but the header
+	// or the end record a memtable switch writes (see
+	// db.ClassifyLogRecord).
+	marker string
 }
 
 type batchOp struct {

@@ -92,8 +92,9 @@ func (a *mappedAppender) Write(p []byte) (n int, err error) {
 
 // grow extends the file to hold need bytes and one chunk more, in whole
 // chunks, and the mapping to cover it. The chunk ahead is faulted in by a
-// goroutine, off the writer's path; only pages the writes need now and
-// that were not faulted in ahead are faulted in here.
+// goroutine, off the writer's path, which also starts the writeback of the
+// full chunks; only pages the writes need now and that were not faulted
+// in ahead are faulted in here.
 func (a *mappedAppender) grow(need int64) error {
 	now := (need + appendChunk - 1) / appendChunk * appendChunk
 	alloc := now + appendChunk
@@ -101,12 +102,6 @@ func (a *mappedAppender) grow(need int64) error {
 		return fmt.Errorf("vfs: mapped file %s cannot grow to %d bytes", a.f.Name(), need)
 	}
 	fd := int(a.f.Fd())
-	if full := a.size / appendChunk * appendChunk; full > 0 {
-		// The chunks written so far are full: start their writeback now,
-		// so that a later Sync (the one at a memtable switch, say) has
-		// less to wait for. It does not wait itself; best effort.
-		_ = syscall.SyncFileRange(fd, 0, full, syncFileRangeWrite)
-	}
 	if alloc > a.alloc {
 		if err := syscall.Fallocate(fd, 0, a.alloc, alloc-a.alloc); err != nil {
 			return fmt.Errorf("vfs: fallocate %s: %w", a.f.Name(), err)
@@ -139,7 +134,15 @@ func (a *mappedAppender) grow(need int64) error {
 	if a.populated < alloc {
 		a.waitPrefault()
 		done := make(chan struct{})
+		full := a.size / appendChunk * appendChunk
 		go func(pages []byte) {
+			// The chunks written so far are full: start their writeback,
+			// so that a later Sync has less to wait for (it does not
+			// wait for the I/O, but may block when the device's queue is
+			// full, hence here and not on the writer's path).
+			if full > 0 {
+				_ = syscall.SyncFileRange(fd, 0, full, syncFileRangeWrite)
+			}
 			_ = syscall.Madvise(pages, madvPopulateWrite)
 			close(done)
 		}(a.data[a.populated:alloc])
