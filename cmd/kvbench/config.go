@@ -38,6 +38,7 @@ type config struct {
 	tracePath        string
 	mmapRead         bool
 	mmapWAL          bool
+	l0Trigger        int
 	l0Slowdown       int
 	l0Stop           int
 	lbaseBytes       int64
@@ -85,6 +86,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
 	fs.BoolVar(&c.mmapRead, "mmap_read", c.mmapRead, "read tables through memory maps (false: one pread per block read)")
+	fs.IntVar(&c.l0Trigger, "level0_file_num_compaction_trigger", 0, "level-0 tables that start a compaction into level 1 (0: the engine's default)")
 	fs.IntVar(&c.l0Slowdown, "level0_slowdown_writes_trigger", 0, "level-0 tables at which each write is delayed 1 ms once (0: the engine's default)")
 	fs.IntVar(&c.l0Stop, "level0_stop_writes_trigger", 0, "level-0 tables at which writes wait for compaction (0: the engine's default)")
 	fs.Int64Var(&c.lbaseBytes, "max_bytes_for_level_base", 0, "level 1's target size in bytes (0: the engine's default)")
@@ -220,6 +222,7 @@ func (c *config) options(p filter.Policy) *db.Options {
 		DisableMmapReads: !c.mmapRead,
 		DisableMmapWAL:   !c.mmapWAL,
 
+		L0CompactionTrigger:     c.l0Trigger,
 		L0SlowdownWritesTrigger: c.l0Slowdown,
 		L0StopWritesTrigger:     c.l0Stop,
 		LBaseMaxBytes:           c.lbaseBytes,
