@@ -89,6 +89,29 @@ type batchOp struct {
 	key, value []byte
 }
 
+// LogWrite is one write of a batch record of a write-ahead log, as
+// DecodeLogBatch returns it.
+type LogWrite struct {
+	Delete     bool   // a Delete (no Value); otherwise a Put
+	Key, Value []byte // alias the record
+}
+
+// DecodeLogBatch decodes rec, a batch record of a write-ahead log (see
+// ClassifyLogRecord): the sequence number of its first write, and its
+// writes in order, aliasing rec. Every length is checked against the
+// bytes present; a malformed record gives an error wrapping
+// ErrCorruption. Tools that read logs (kvtool wal dump) use it.
+func DecodeLogBatch(rec []byte) (seq uint64, writes []LogWrite, err error) {
+	err = forEachBatchOp(rec, func(op batchOp) error {
+		writes = append(writes, LogWrite{Delete: op.kind == base.KindDelete, Key: op.key, Value: op.value})
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return binary.LittleEndian.Uint64(rec), writes, nil
+}
+
 // forEachBatchOp decodes a batch encoding, validating every length against
 // the bytes present, and calls fn for each write in order. A malformed
 // encoding (including a count that does not match the records) is an error

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -44,4 +46,31 @@ func FuzzLogRecord(f *testing.F) {
 			t.Fatalf("%x decodes both as a log header and as a batch", rec)
 		}
 	})
+}
+
+func TestDecodeLogBatch(t *testing.T) {
+	rec := []byte{5, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+		1, 1, 'k', 2, 'v', 'w', // SET k => vw
+		0, 0, // DEL ""
+	}
+	seq, ws, err := DecodeLogBatch(rec)
+	if err != nil || seq != 5 || len(ws) != 2 || ws[0].Delete || string(ws[0].Key) != "k" || string(ws[0].Value) != "vw" || !ws[1].Delete || len(ws[1].Key) != 0 {
+		t.Fatalf("DecodeLogBatch = %d, %+v, %v", seq, ws, err)
+	}
+	if typ, _ := ClassifyLogRecord(rec); typ != LogBatch {
+		t.Fatalf("ClassifyLogRecord(batch) = %v", typ)
+	}
+	bad := [][]byte{
+		rec[:11],                             // short header
+		rec[:len(rec)-1],                     // truncated op
+		append(bytes.Clone(rec), 7),          // unknown kind
+		append(bytes.Clone(rec), 1, 0x80),    // unterminated varint
+		append(bytes.Clone(rec[:12]), 1, 99), // key longer than the record
+		append(bytes.Clone(rec), 0, 0),       // count mismatch
+	}
+	for _, r := range bad {
+		if _, _, err := DecodeLogBatch(r); !errors.Is(err, ErrCorruption) {
+			t.Errorf("DecodeLogBatch(%x) = %v, want corruption", r, err)
+		}
+	}
 }

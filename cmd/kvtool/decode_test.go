@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -66,30 +65,6 @@ func TestParsePolicy(t *testing.T) {
 	}
 	if p, _ := parsePolicy("none"); !filter.IsNone(p) {
 		t.Errorf("parsePolicy(none) is not filter.None")
-	}
-}
-
-func TestDecodeBatch(t *testing.T) {
-	rec := []byte{5, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
-		1, 1, 'k', 2, 'v', 'w', // SET k => vw
-		0, 0, // DEL ""
-	}
-	b, err := decodeBatch(rec)
-	if err != nil || b.seq != 5 || len(b.ops) != 2 || string(b.ops[0].value) != "vw" || b.ops[1].kind != base.KindDelete {
-		t.Fatalf("decodeBatch = %+v, %v", b, err)
-	}
-	bad := [][]byte{
-		rec[:11],                             // short header
-		rec[:len(rec)-1],                     // truncated op
-		append(bytes.Clone(rec), 7),          // unknown kind
-		append(bytes.Clone(rec), 1, 0x80),    // unterminated varint
-		append(bytes.Clone(rec[:12]), 1, 99), // key longer than the record
-		append(bytes.Clone(rec), 0, 0),       // count mismatch
-	}
-	for _, r := range bad {
-		if _, err := decodeBatch(r); !errors.Is(err, base.ErrCorruption) {
-			t.Errorf("decodeBatch(%x) = %v, want corruption", r, err)
-		}
 	}
 }
 

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"github.com/bloomkv/bloomkv/db"
 	"io"
 	"os"
 
-	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/wal"
 )
 
@@ -45,10 +43,10 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		for i, op := range b.ops {
-			if op.kind == base.KindDelete {
-				fmt.Fprintf(stdout, "  %d DEL %s\n", b.seq+uint64(i), bf.format(op.key))
+			if op.Delete {
+				fmt.Fprintf(stdout, "  %d DEL %s\n", b.seq+uint64(i), bf.format(op.Key))
 			} else {
-				fmt.Fprintf(stdout, "  %d SET %s => %s\n", b.seq+uint64(i), bf.format(op.key), bf.format(op.value))
+				fmt.Fprintf(stdout, "  %d SET %s => %s\n", b.seq+uint64(i), bf.format(op.Key), bf.format(op.Value))
 			}
 		}
 	})
@@ -109,68 +107,24 @@ func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records
 	}
 }
 
-// batch is a decoded WAL record: a db.Batch's encoding, which is a 12-byte
-// header (uint64 LE first sequence number, uint32 LE count) and then per
-// write a kind byte, a uvarint-prefixed key and, for a set, a
-// uvarint-prefixed value.
+// batch is a decoded WAL record: a db.Batch's encoding (decoded by
+// db.DecodeLogBatch), or a marker of a memtable switch.
 type batch struct {
 	seq  uint64
 	size int
-	ops  []batchOp
+	ops  []db.LogWrite
 	// marker, when not empty, says the record is no batch but the header
 	// or the end record a memtable switch writes (see
 	// db.ClassifyLogRecord).
 	marker string
 }
 
-type batchOp struct {
-	kind       base.Kind
-	key, value []byte
-}
-
-const batchHeaderLen = 12
-
-// decodeBatch decodes a WAL record, checking every length against the
+// decodeBatch decodes a batch record, checking every length against the
 // bytes present. The ops alias rec.
 func decodeBatch(rec []byte) (*batch, error) {
-	if len(rec) < batchHeaderLen {
-		return nil, base.CorruptionErrorf("batch of %d bytes is shorter than its header", len(rec))
+	seq, ops, err := db.DecodeLogBatch(rec)
+	if err != nil {
+		return nil, err
 	}
-	b := &batch{seq: binary.LittleEndian.Uint64(rec), size: len(rec)}
-	count := binary.LittleEndian.Uint32(rec[8:])
-	p := rec[batchHeaderLen:]
-	for len(p) > 0 {
-		kind := base.Kind(p[0])
-		if kind > base.KindMax {
-			return nil, base.CorruptionErrorf("write %d has unknown kind %d", len(b.ops), p[0])
-		}
-		var op batchOp
-		var err error
-		op.kind = kind
-		if op.key, p, err = lengthPrefixed(p[1:]); err != nil {
-			return nil, fmt.Errorf("write %d key: %w", len(b.ops), err)
-		}
-		if kind == base.KindSet {
-			if op.value, p, err = lengthPrefixed(p); err != nil {
-				return nil, fmt.Errorf("write %d value: %w", len(b.ops), err)
-			}
-		}
-		b.ops = append(b.ops, op)
-	}
-	if uint64(len(b.ops)) != uint64(count) {
-		return nil, base.CorruptionErrorf("batch header says %d writes, found %d", count, len(b.ops))
-	}
-	return b, nil
-}
-
-func lengthPrefixed(p []byte) (field, rest []byte, err error) {
-	l, n := binary.Uvarint(p)
-	if n <= 0 {
-		return nil, nil, base.CorruptionErrorf("bad length")
-	}
-	p = p[n:]
-	if l > uint64(len(p)) {
-		return nil, nil, base.CorruptionErrorf("length %d runs past the %d bytes left", l, len(p))
-	}
-	return p[:l], p[l:], nil
+	return &batch{seq: seq, size: len(rec), ops: ops}, nil
 }
