@@ -139,7 +139,7 @@ func TestReplayStopsAfterUnendedLog(t *testing.T) {
 			// large write ("pad", also lost then) puts "b" in the next.
 			writeLog(l2, appendLogHeader(nil, l1), batch("pad", 2, string(make([]byte, 40000))), batch("b", 3, "v-b"))
 			if tc.damagedHeader {
-				rewriteByte(t, fs, logFileName("db", l2), 7) // the header's tag: checksum fails
+				flipFileByte(t, fs, logFileName("db", l2), 7) // the header's tag: checksum fails
 			}
 
 			for reopen := 0; reopen < 2; reopen++ {
@@ -158,8 +158,8 @@ func TestReplayStopsAfterUnendedLog(t *testing.T) {
 	}
 }
 
-// rewriteByte flips byte off of the named file of fs.
-func rewriteByte(t *testing.T, fs vfs.FS, name string, off int) {
+// flipFileByte XORs byte off of the named file of fs with 0x80.
+func flipFileByte(t *testing.T, fs vfs.FS, name string, off int) {
 	t.Helper()
 	f, err := fs.Open(name)
 	if err != nil {
@@ -178,6 +178,5 @@ func rewriteByte(t *testing.T, fs vfs.FS, name string, off int) {
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	w.Sync()
 	w.Close()
 }

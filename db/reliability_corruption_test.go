@@ -113,24 +113,7 @@ func (s *corruptStore) corruptFiles(t *testing.T) (names []string, sizes []int) 
 func (s *corruptStore) flipped(t *testing.T, name string, off int) *vfs.MemFS {
 	t.Helper()
 	c := s.mem.Clone()
-	f, err := c.Open("/db/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[off] ^= 0x80
-	w, err := c.Create("/db/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	flipFileByte(t, c, "/db/"+name, off)
 	return c
 }
 
