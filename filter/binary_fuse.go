@@ -67,7 +67,7 @@ func NewBinaryFusePolicy(fingerprintBits int) Policy {
 	if fingerprintBits > 8 {
 		fp = 16
 	}
-	return binaryFusePolicy{fpBits: fp, requested: fingerprintBits}
+	return &binaryFusePolicy{fpBits: fp, requested: fingerprintBits}
 }
 
 type binaryFusePolicy struct {
@@ -75,22 +75,22 @@ type binaryFusePolicy struct {
 	requested int // the argument before rounding, for Validate
 }
 
-func (p binaryFusePolicy) Name() string { return BinaryFusePolicyName }
+func (p *binaryFusePolicy) Name() string { return BinaryFusePolicyName }
 
 // FingerprintBits returns the fingerprint size of new filters, 8 or 16.
-func (p binaryFusePolicy) FingerprintBits() int { return p.fpBits }
+func (p *binaryFusePolicy) FingerprintBits() int { return p.fpBits }
 
-func (p binaryFusePolicy) validate() error {
+func (p *binaryFusePolicy) validate() error {
 	if p.requested != 8 && p.requested != 16 {
 		return errorf(ErrInvalidArgument, "binary fuse fingerprint bits %d is not 8 or 16", p.requested)
 	}
 	return nil
 }
 
-func (p binaryFusePolicy) NewBuilder() Builder { return &binaryFuseBuilder{fpBits: p.fpBits} }
+func (p *binaryFusePolicy) NewBuilder() Builder { return &binaryFuseBuilder{fpBits: p.fpBits} }
 
 // MayContain implements Policy.
-func (p binaryFusePolicy) MayContain(filter, key []byte) bool {
+func (p *binaryFusePolicy) MayContain(filter, key []byte) bool {
 	return fuseMayContain(filter, xxhash.Sum64(key))
 }
 

@@ -31,7 +31,7 @@ const BloomPolicyName = "bloomkv.BloomFilter64"
 func NewBloomPolicy(bitsPerKey int) Policy {
 	b := clampBitsPerKey(bitsPerKey)
 	// Integer arithmetic: exactly floor(0.69*b), free of float rounding.
-	return bloomPolicy{bitsPerKey: b, k: clampProbes(b * 69 / 100), requested: bitsPerKey}
+	return &bloomPolicy{bitsPerKey: b, k: clampProbes(b * 69 / 100), requested: bitsPerKey}
 }
 
 type bloomPolicy struct {
@@ -40,17 +40,17 @@ type bloomPolicy struct {
 	requested  int // the argument before clamping, for Validate
 }
 
-func (p bloomPolicy) Name() string    { return BloomPolicyName }
-func (p bloomPolicy) BitsPerKey() int { return p.bitsPerKey }
-func (p bloomPolicy) NumProbes() int  { return p.k }
-func (p bloomPolicy) validate() error { return checkRequested(p.requested) }
+func (p *bloomPolicy) Name() string    { return BloomPolicyName }
+func (p *bloomPolicy) BitsPerKey() int { return p.bitsPerKey }
+func (p *bloomPolicy) NumProbes() int  { return p.k }
+func (p *bloomPolicy) validate() error { return checkRequested(p.requested) }
 
-func (p bloomPolicy) NewBuilder() Builder {
+func (p *bloomPolicy) NewBuilder() Builder {
 	return &bloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k}
 }
 
 // MayContain implements Policy.
-func (p bloomPolicy) MayContain(filter, key []byte) bool {
+func (p *bloomPolicy) MayContain(filter, key []byte) bool {
 	return bloomMayContain(filter, xxhash.Sum64(key))
 }
 

@@ -35,7 +35,7 @@ func NewLevelDBBloomPolicy(bitsPerKey int) Policy {
 	// LevelDB computes static_cast<size_t>(bits_per_key * 0.69) in double
 	// precision; the same float64 product keeps k identical for every b.
 	k := int(float64(b) * 0.69)
-	return levelDBBloomPolicy{bitsPerKey: b, k: clampProbes(k), requested: bitsPerKey}
+	return &levelDBBloomPolicy{bitsPerKey: b, k: clampProbes(k), requested: bitsPerKey}
 }
 
 type levelDBBloomPolicy struct {
@@ -44,17 +44,17 @@ type levelDBBloomPolicy struct {
 	requested  int // the argument before clamping, for Validate
 }
 
-func (p levelDBBloomPolicy) Name() string    { return LevelDBBloomPolicyName }
-func (p levelDBBloomPolicy) BitsPerKey() int { return p.bitsPerKey }
-func (p levelDBBloomPolicy) NumProbes() int  { return p.k }
-func (p levelDBBloomPolicy) validate() error { return checkRequested(p.requested) }
+func (p *levelDBBloomPolicy) Name() string    { return LevelDBBloomPolicyName }
+func (p *levelDBBloomPolicy) BitsPerKey() int { return p.bitsPerKey }
+func (p *levelDBBloomPolicy) NumProbes() int  { return p.k }
+func (p *levelDBBloomPolicy) validate() error { return checkRequested(p.requested) }
 
-func (p levelDBBloomPolicy) NewBuilder() Builder {
+func (p *levelDBBloomPolicy) NewBuilder() Builder {
 	return &levelDBBloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k}
 }
 
 // MayContain implements Policy.
-func (p levelDBBloomPolicy) MayContain(filter, key []byte) bool {
+func (p *levelDBBloomPolicy) MayContain(filter, key []byte) bool {
 	n := len(filter) - 1
 	if n < 1 {
 		return true
