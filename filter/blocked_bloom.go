@@ -1,21 +1,21 @@
 package filter
 
-import (
-	"math"
-
-	"github.com/cespare/xxhash/v2"
-)
+import "math/bits"
 
 // BlockedBloomPolicyName is the Name of the policies made by
 // NewBlockedBloomPolicy.
 //
 // Encoding: L lines of 64 bytes (512 bits; bit b of a line in byte b/8 at
 // position b%8), L >= 1, followed by one byte k, the number of probes. A key
-// with h = xxhash64(key) lives in line ((h>>32)*L)>>32 (fastrange on the
-// upper half of h) and sets k bits of it: with g = uint32(h), bit g>>23,
+// with h = XXH3-64(key, seed 0) lives in line (h·L)>>64 (fastrange, in
+// 128-bit arithmetic) and sets k bits of it: with g = uint32(h), bit g>>23,
 // then g *= 0x9e3779b9 (mod 2^32), k times. A reader takes L from the
 // filter's length, which must be 64·L+1, and k from its last byte.
-const BlockedBloomPolicyName = "bloomkv.BlockedBloom64"
+//
+// Tables written before this encoding have the filter name
+// "bloomkv.BlockedBloom64" (xxhash64 and a 32-bit fastrange); the policy
+// does not read them, so their lookups go to the index without a filter.
+const BlockedBloomPolicyName = "bloomkv.BlockedBloom3"
 
 const (
 	blockBits  = 512 // bits per line: one 64-byte cache line
@@ -26,9 +26,10 @@ const (
 	// its top 9 bits look random.
 	blockProbeMul = 0x9e3779b9
 
-	// maxBlockLines keeps the line number inside the 32-bit fastrange: a
-	// filter of up to 256 GiB.
-	maxBlockLines = math.MaxUint32
+	// blockProbeMul2 and blockProbeMul3 are blockProbeMul squared and
+	// cubed, mod 2^32: they step the sequence two and three probes at once.
+	blockProbeMul2 = blockProbeMul * blockProbeMul % (1 << 32)
+	blockProbeMul3 = blockProbeMul2 * blockProbeMul % (1 << 32)
 )
 
 // NewBlockedBloomPolicy returns a cache-line-blocked Bloom filter policy with
@@ -36,8 +37,8 @@ const (
 // MaxBitsPerKey]).
 //
 // All k probes of a key fall in one 64-byte line, picked by fastrange from
-// the upper half of the key's 64-bit hash, so a lookup costs one cache miss
-// (the standard Bloom filter of NewBloomPolicy pays up to k, about two for an
+// the key's 64-bit hash (XXH3), so a lookup costs one cache miss (the
+// standard Bloom filter of NewBloomPolicy pays up to k, about two for an
 // absent key in a filter larger than the CPU caches); the probes inside the
 // line come from repeated 32-bit multiplication of the lower half of the
 // hash. Filters have max(n·bitsPerKey, 512) bits rounded up to whole lines,
@@ -63,7 +64,7 @@ const (
 // touch two cache lines.
 func NewBlockedBloomPolicy(bitsPerKey int) Policy {
 	b := clampBitsPerKey(bitsPerKey)
-	return blockedBloomPolicy{bitsPerKey: b, k: blockedProbes(b), requested: bitsPerKey}
+	return &blockedBloomPolicy{bitsPerKey: b, k: blockedProbes(b), requested: bitsPerKey}
 }
 
 // blockedProbes picks the probe count of a blocked filter of bitsPerKey bits
@@ -83,47 +84,55 @@ type blockedBloomPolicy struct {
 	requested  int // the argument before clamping, for Validate
 }
 
-func (p blockedBloomPolicy) Name() string    { return BlockedBloomPolicyName }
-func (p blockedBloomPolicy) BitsPerKey() int { return p.bitsPerKey }
-func (p blockedBloomPolicy) NumProbes() int  { return p.k }
-func (p blockedBloomPolicy) validate() error { return checkRequested(p.requested) }
+func (p *blockedBloomPolicy) Name() string    { return BlockedBloomPolicyName }
+func (p *blockedBloomPolicy) BitsPerKey() int { return p.bitsPerKey }
+func (p *blockedBloomPolicy) NumProbes() int  { return p.k }
+func (p *blockedBloomPolicy) validate() error { return checkRequested(p.requested) }
 
-func (p blockedBloomPolicy) NewBuilder() Builder {
+func (p *blockedBloomPolicy) NewBuilder() Builder {
 	return &blockedBloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k}
 }
 
 // MayContain implements Policy.
-func (p blockedBloomPolicy) MayContain(filter, key []byte) bool {
-	return blockedMayContain(filter, xxhash.Sum64(key))
-}
-
-// blockedMayContain probes filter for a key whose xxhash64 is h.
-func blockedMayContain(filter []byte, h uint64) bool {
+//
+// The hash of a key of 9 to 16 bytes is computed here rather than by a call,
+// and the probe is in this function too: on a filter larger than the CPU
+// caches a lookup is one cache miss, and what decides its cost is how many
+// lookups the CPU overlaps, which every call on the way cuts down.
+func (p *blockedBloomPolicy) MayContain(filter, key []byte) bool {
+	var h uint64
+	if n := len(key); n > 8 && n <= 16 {
+		h = hashMid(key, n)
+	} else {
+		h = keyHashOther(key)
+	}
 	n := len(filter) - 1
 	if n < blockBytes || n%blockBytes != 0 {
 		return true // not a whole number of lines: not a filter we can read
 	}
 	k := filter[n]
-	if k < 1 || k > MaxProbes {
-		return true // unknown encoding
+	if k-1 >= MaxProbes {
+		return true // unknown encoding: k outside [1, MaxProbes]
 	}
-	nlines := uint64(n / blockBytes)
-	if nlines > maxBlockLines {
-		return true
-	}
-	off := ((h >> 32) * nlines >> 32) * blockBytes
+	hi, _ := bits.Mul64(h, uint64(n/blockBytes))
+	off := hi * blockBytes
 	line := (*[blockBytes]byte)(filter[off : off+blockBytes])
 	// Test every probe and combine the results instead of returning at the
-	// first clear bit: the line is in cache after the first probe, and a
-	// loop without data-dependent branches (nor variable shifts) is short
-	// and lets the CPU start the next lookup's cache miss early. A byte
-	// or'ed with "every bit but the probed one" is all ones exactly when the
-	// probed bit is set.
+	// first clear bit: a loop without data-dependent branches is short and
+	// lets the CPU start the next lookups' cache misses while this one's
+	// line is on its way. A byte or'ed with "every bit but the probed one"
+	// is all ones exactly when the probed bit is set. Three probes per step
+	// (g·m, g·m², g·m³ from one g) keep the loop's own work small.
 	g := uint32(h)
 	all := byte(0xff)
+	for ; k >= 3; k -= 3 {
+		g1, g2 := g*blockProbeMul, g*blockProbeMul2
+		all &= (line[g>>26] | allBut[g>>23&7]) & (line[g1>>26] | allBut[g1>>23&7]) &
+			(line[g2>>26] | allBut[g2>>23&7])
+		g *= blockProbeMul3
+	}
 	for ; k > 0; k-- {
-		bit := g >> 23
-		all &= line[bit>>3] | allBut[bit&7]
+		all &= line[g>>26] | allBut[g>>23&7]
 		g *= blockProbeMul
 	}
 	return all == 0xff
@@ -132,11 +141,11 @@ func blockedMayContain(filter []byte, h uint64) bool {
 // allBut[i] is a byte with every bit set except bit i.
 var allBut = [8]byte{0xfe, 0xfd, 0xfb, 0xf7, 0xef, 0xdf, 0xbf, 0x7f}
 
-// blockedAdd sets the probes of a key whose xxhash64 is h in array, a whole
+// blockedAdd sets the probes of a key whose hash (keyHash) is h in array, a whole
 // number of lines, by the sequence blockedMayContain tests.
 func blockedAdd(array []byte, h uint64, k int) {
-	nlines := uint64(len(array) / blockBytes)
-	off := ((h >> 32) * nlines >> 32) * blockBytes
+	hi, _ := bits.Mul64(h, uint64(len(array)/blockBytes))
+	off := hi * blockBytes
 	line := (*[blockBytes]byte)(array[off : off+blockBytes])
 	g := uint32(h)
 	for ; k > 0; k-- {
@@ -156,7 +165,7 @@ type blockedBloomBuilder struct {
 
 // AddKey implements Builder.
 func (b *blockedBloomBuilder) AddKey(key []byte) {
-	h := xxhash.Sum64(key)
+	h := keyHash(key)
 	if n := len(b.hashes); n > 0 && b.hashes[n-1] == h {
 		return // same key again: same bits
 	}
@@ -166,7 +175,7 @@ func (b *blockedBloomBuilder) AddKey(key []byte) {
 // Finish implements Builder.
 func (b *blockedBloomBuilder) Finish(dst []byte) []byte {
 	nbits := uint64(max(len(b.hashes)*b.bitsPerKey, blockBits))
-	nlines := min((nbits+blockBits-1)/blockBits, maxBlockLines)
+	nlines := (nbits + blockBits - 1) / blockBits
 	nbytes := int(nlines * blockBytes)
 
 	start := len(dst)

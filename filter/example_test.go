@@ -38,7 +38,7 @@ func ExampleNewBlockedBloomPolicy() {
 	fmt.Println(p.MayContain(f, []byte("key000042")))
 	fmt.Printf("theory %.2f%%\n", 100*filter.EstimateBlockedFPR(10, bk.NumProbes()))
 	// Output:
-	// bloomkv.BlockedBloom64 1281 bytes, k = 6
+	// bloomkv.BlockedBloom3 1281 bytes, k = 6
 	// true
 	// theory 0.96%
 }
