@@ -142,7 +142,7 @@ func (p *blockedBloomPolicy) MayContain(filter, key []byte) bool {
 var allBut = [8]byte{0xfe, 0xfd, 0xfb, 0xf7, 0xef, 0xdf, 0xbf, 0x7f}
 
 // blockedAdd sets the probes of a key whose hash (keyHash) is h in array, a whole
-// number of lines, by the sequence blockedMayContain tests.
+// number of lines, by the sequence MayContain tests.
 func blockedAdd(array []byte, h uint64, k int) {
 	hi, _ := bits.Mul64(h, uint64(len(array)/blockBytes))
 	off := hi * blockBytes
