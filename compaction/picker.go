@@ -39,18 +39,26 @@ func (o *Options) MaxBytesForLevel(level int) uint64 {
 func (o *Options) maxGrandparentOverlap() uint64 { return 10 * o.TargetFileSize }
 
 // Compaction describes one compaction: Inputs[0] from Level, Inputs[1]
-// from Level+1, written to Level+1.
+// from Level+1, written to Level+1; or, InPlace, Inputs[0] rewritten into
+// Level itself (Inputs[1] empty).
 type Compaction struct {
 	Level        int
 	Inputs       [2][]*manifest.FileMetadata
-	Grandparents []*manifest.FileMetadata // Level+2 tables overlapping the inputs
+	Grandparents []*manifest.FileMetadata // tables below the output level overlapping the inputs
 	Score        float64
 	// Manual is set for compactions asked for by CompactRange.
 	Manual bool
+	// InPlace rewrites tables of Level into Level (see PickRangeInPlace).
+	InPlace bool
 }
 
 // OutputLevel is the level the compaction writes to.
-func (c *Compaction) OutputLevel() int { return c.Level + 1 }
+func (c *Compaction) OutputLevel() int {
+	if c.InPlace {
+		return c.Level
+	}
+	return c.Level + 1
+}
 
 // IsTrivialMove reports whether the compaction can move its one input
 // table down a level without rewriting it: nothing overlaps it below, and
@@ -182,10 +190,45 @@ func PickRange(v *manifest.Version, o *Options, level int, start, limit []byte) 
 	return c
 }
 
+// PickRangeInPlace returns a compaction that rewrites, into level itself,
+// the first run of adjacent tables of level (>= 1) that overlap [start,
+// limit] (nil bounds are open) and are not in skip, or nil when there is
+// none. CompactRange uses it on the deepest level holding data, which
+// compacting level by level never rewrites: without it the versions and
+// tombstones a released snapshot kept there would stay until that level
+// outgrew its target. A run stops at a skipped table, so the outputs,
+// which span the run's keys, never overlap a table left in the level;
+// the caller adds the outputs to skip and asks again for the next run.
+func PickRangeInPlace(v *manifest.Version, o *Options, level int, start, limit []byte, skip map[uint64]bool) *Compaction {
+	if level < 1 || level >= NumLevels {
+		return nil
+	}
+	var run []*manifest.FileMetadata
+	for _, f := range v.Overlaps(level, start, limit) {
+		if skip[f.FileNum] {
+			if len(run) > 0 {
+				break
+			}
+			continue
+		}
+		run = append(run, f)
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	c := &Compaction{Level: level, Manual: true, InPlace: true}
+	c.Inputs[0] = run
+	if level+1 < NumLevels {
+		s, l := userRange(run)
+		c.Grandparents = v.Overlaps(level+1, s, l)
+	}
+	return c
+}
+
 // IsBaseLevelForKey reports whether no level below the compaction's output
 // can hold ukey, so a tombstone for it can be dropped.
 func (c *Compaction) IsBaseLevelForKey(v *manifest.Version, ukey []byte) bool {
-	for l := c.Level + 2; l < NumLevels; l++ {
+	for l := c.OutputLevel() + 1; l < NumLevels; l++ {
 		if len(v.Overlaps(l, ukey, ukey)) > 0 {
 			return false
 		}

@@ -172,8 +172,14 @@ type compactionSink struct {
 }
 
 func (s *compactionSink) Add(ikey, value []byte) error {
-	if s.n++; s.n&1023 == 0 && s.d.closed.Load() {
-		return errCompactionAborted
+	// Check for Close every 1,024 entries or 4 MiB, whichever comes
+	// first, so Close waits for little work.
+	s.n += 1 + (len(ikey)+len(value))>>12
+	if s.n >= 1024 {
+		s.n = 0
+		if s.d.closed.Load() {
+			return errCompactionAborted
+		}
 	}
 	if s.cur == nil {
 		s.d.mu.Lock()
@@ -235,6 +241,8 @@ func (d *DB) CompactRange(start, limit []byte) error {
 	d.manual++
 	defer func() {
 		d.manual--
+		// Close waits for manual to reach zero: wake it on every return.
+		d.bgCond.Broadcast()
 		d.maybeScheduleCompactionLocked()
 	}()
 	// Wait for a running background compaction to stop.
@@ -252,6 +260,24 @@ func (d *DB) CompactRange(start, limit []byte) error {
 		d.compacting = false
 		d.bgCond.Broadcast()
 	}()
+	// Tables that exist now and overlap the range are rewritten at least
+	// once; those written from here on (by this call, or flushes to level
+	// 0) are not rewritten again in the deepest level.
+	before := map[uint64]bool{}
+	for _, n := range d.vs.current.AllFileNums() {
+		before[n] = true
+	}
+	run := func(c *compaction.Compaction) error {
+		if err := d.runCompactionLocked(c); err != nil {
+			if errors.Is(err, errCompactionAborted) {
+				return ErrClosed
+			}
+			err = fmt.Errorf("bloomkv: compaction: %w", err)
+			d.setBGErrorLocked(err)
+			return err
+		}
+		return nil
+	}
 	for level := 0; level < NumLevels-1; level++ {
 		// Stop above the deepest level holding anything below this one.
 		deeper := false
@@ -270,14 +296,37 @@ func (d *DB) CompactRange(start, limit []byte) error {
 		if c == nil {
 			continue
 		}
-		if err := d.runCompactionLocked(c); err != nil {
-			if errors.Is(err, errCompactionAborted) {
-				return ErrClosed
-			}
-			err = fmt.Errorf("bloomkv: compaction: %w", err)
-			d.setBGErrorLocked(err)
+		if err := run(c); err != nil {
 			return err
 		}
 	}
-	return nil
+	// The deepest level holding data is never an input above: rewrite in
+	// place its tables in the range that this call did not just write, so
+	// versions and tombstones kept there for snapshots since released are
+	// dropped (RocksDB's BottommostLevelCompaction::kForceOptimized).
+	bottom := 0
+	for l := NumLevels - 1; l > 0; l-- {
+		if d.vs.current.NumFiles(l) > 0 {
+			bottom = l
+			break
+		}
+	}
+	if bottom == 0 {
+		return nil
+	}
+	skip := map[uint64]bool{}
+	for {
+		for _, n := range d.vs.current.AllFileNums() {
+			if !before[n] {
+				skip[n] = true
+			}
+		}
+		c := compaction.PickRangeInPlace(d.vs.current, d.copts, bottom, start, limit, skip)
+		if c == nil {
+			return nil
+		}
+		if err := run(c); err != nil {
+			return err
+		}
+	}
 }
