@@ -22,8 +22,10 @@ const (
 	// MaxBlockSize is the largest BlockSize a Writer uses; larger values are
 	// lowered to it.
 	MaxBlockSize = 256 << 20
-	// MaxEntrySize is the largest len(ikey)+len(value) Add accepts.
-	MaxEntrySize = 256 << 20
+	// MaxEntrySize is the largest len(ikey)+len(value) Add accepts: 512
+	// MiB, above the largest key plus value a DB accepts (8 MiB + 256
+	// MiB), so a table can always hold what a log holds.
+	MaxEntrySize = 512 << 20
 )
 
 // WriterOptions configure a Writer. The zero value gives 4 KiB snappy data

@@ -118,6 +118,11 @@ func (r *Reader) Next() ([]byte, error) {
 				r.dropped += int64(headerSize + length)
 				return nil, base.CorruptionErrorf("wal: fragment type %d without a first fragment at offset %d", typ, fragOff)
 			}
+			if n := len(r.scratch) + len(payload); n > cap(r.scratch) {
+				// Double: append grows large slices by only 1.25x, which
+				// copies a record of hundreds of MiB many times over.
+				r.scratch = append(make([]byte, 0, max(n, 2*cap(r.scratch))), r.scratch...)
+			}
 			r.scratch = append(r.scratch, payload...)
 			r.physical += int64(headerSize + length)
 			if typ == typeLast {
