@@ -18,8 +18,13 @@ const batchHeaderLen = 12
 // Its encoding is also the WAL record: a 12-byte header (sequence number,
 // count) then, per write, a kind byte, the varint-prefixed key and, for
 // puts, the varint-prefixed value.
+//
+// A write over a size limit (MaxKeySize, MaxValueSize, MaxBatchSize,
+// MaxBatchCount) is not added: the batch records the first such error,
+// Err returns it, and DB.Write refuses the whole batch with it.
 type Batch struct {
 	rep []byte
+	err error // the first write refused by a limit; sticky until Reset
 }
 
 func (b *Batch) init() {
@@ -30,6 +35,9 @@ func (b *Batch) init() {
 
 // Put adds a write of key=value to the batch. The batch copies both.
 func (b *Batch) Put(key, value []byte) {
+	if !b.admit(key, len(value)) {
+		return
+	}
 	b.init()
 	b.setCount(b.Count() + 1)
 	b.rep = append(b.rep, byte(base.KindSet))
@@ -41,12 +49,51 @@ func (b *Batch) Put(key, value []byte) {
 
 // Delete adds a deletion of key to the batch. The batch copies key.
 func (b *Batch) Delete(key []byte) {
+	if !b.admit(key, -1) {
+		return
+	}
 	b.init()
 	b.setCount(b.Count() + 1)
 	b.rep = append(b.rep, byte(base.KindDelete))
 	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
 	b.rep = append(b.rep, key...)
 }
+
+// admit checks a write (valueLen -1 for a deletion) against the limits
+// before it is added, recording the first refusal in b.err.
+func (b *Batch) admit(key []byte, valueLen int) bool {
+	if b.err != nil {
+		return false
+	}
+	if err := checkKV(key, valueLen); err != nil {
+		b.err = err
+		return false
+	}
+	size := max(len(b.rep), batchHeaderLen) + 1 + uvarintLen(len(key)) + len(key)
+	if valueLen >= 0 {
+		size += uvarintLen(valueLen) + valueLen
+	}
+	switch {
+	case b.Count() >= MaxBatchCount:
+		b.err = fmt.Errorf("%w: batch already holds MaxBatchCount (%d) writes", ErrInvalidArgument, MaxBatchCount)
+	case size > MaxBatchSize:
+		b.err = fmt.Errorf("%w: batch would grow to %d bytes, over MaxBatchSize (%d)", ErrInvalidArgument, size, MaxBatchSize)
+	}
+	return b.err == nil
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// Err returns the error of the first write the batch refused for being
+// over a size limit (wrapping ErrInvalidArgument), or nil. DB.Write
+// returns it without applying anything of the batch.
+func (b *Batch) Err() error { return b.err }
 
 // Count returns the number of writes in the batch.
 func (b *Batch) Count() int {
@@ -59,8 +106,9 @@ func (b *Batch) Count() int {
 // Len returns the size of the batch's encoding in bytes.
 func (b *Batch) Len() int { return len(b.rep) }
 
-// Reset empties the batch, keeping its memory for reuse.
+// Reset empties the batch, keeping its memory for reuse, and clears Err.
 func (b *Batch) Reset() {
+	b.err = nil
 	if len(b.rep) >= batchHeaderLen {
 		b.rep = b.rep[:batchHeaderLen]
 		clear(b.rep)

@@ -160,7 +160,9 @@ func (d *DB) writerOptions(level int) sstable.WriterOptions {
 	}
 }
 
-// Put sets key to value. The DB copies both.
+// Put sets key to value. The DB copies both. A key over MaxKeySize or a
+// value over MaxValueSize is refused with an error wrapping
+// ErrInvalidArgument, and nothing is written.
 func (d *DB) Put(key, value []byte, wo *WriteOptions) error {
 	b := getBatch()
 	b.Put(key, value)
@@ -169,7 +171,8 @@ func (d *DB) Put(key, value []byte, wo *WriteOptions) error {
 	return err
 }
 
-// Delete removes key. Deleting a missing key is not an error.
+// Delete removes key. Deleting a missing key is not an error; a key over
+// MaxKeySize is (ErrInvalidArgument).
 func (d *DB) Delete(key []byte, wo *WriteOptions) error {
 	b := getBatch()
 	b.Delete(key)
@@ -202,7 +205,13 @@ func putBatch(b *Batch) {
 // Write applies a batch atomically: readers and recovery see all of it or
 // none of it. Concurrent writes are grouped into one WAL append and at most
 // one fsync. The batch may be reused once Write returns.
+//
+// A batch that refused a write for being over a size limit (Batch.Err) is
+// refused whole with that error, wrapping ErrInvalidArgument.
 func (d *DB) Write(b *Batch, wo *WriteOptions) error {
+	if b != nil && b.err != nil {
+		return b.err
+	}
 	if b == nil || b.Count() == 0 {
 		if d.closed.Load() {
 			return ErrClosed
@@ -637,17 +646,37 @@ func (d *DB) Get(key []byte, ro *ReadOptions) ([]byte, error) {
 	if d.closed.Load() {
 		return nil, ErrClosed
 	}
-	seq := d.visibleSeq.Load()
-	if ro != nil && ro.Snapshot != nil {
-		if ro.Snapshot.db != d {
-			return nil, errors.New("bloomkv: snapshot belongs to another DB")
-		}
-		seq = ro.Snapshot.seq
-	}
+	// The read state first, the sequence number second: every version a
+	// read at seq needs is then in the state's memtables or tables. The
+	// other order lets a flush and a compaction run in between and drop,
+	// as shadowed by a newer write, the only version seq could see.
 	ref := d.loadReadState()
+	seq, err := d.readSeq(ro)
+	if err != nil {
+		ref.unref()
+		return nil, err
+	}
 	v, err := d.get(ref.rs, key, seq)
 	ref.unref()
 	return v, err
+}
+
+// readSeq returns the sequence number a read with ro sees: its snapshot's,
+// or the newest visible one. The caller has taken its read state already,
+// so a snapshot found live here was live when that state was taken, and
+// the state still holds every version the snapshot sees.
+func (d *DB) readSeq(ro *ReadOptions) (uint64, error) {
+	if ro == nil || ro.Snapshot == nil {
+		return d.visibleSeq.Load(), nil
+	}
+	s := ro.Snapshot
+	if s.db != d {
+		return 0, errors.New("bloomkv: snapshot belongs to another DB")
+	}
+	if err := s.err(); err != nil {
+		return 0, err
+	}
+	return s.seq, nil
 }
 
 func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
@@ -769,9 +798,12 @@ func (d *DB) Flush() error {
 }
 
 // Close flushes nothing (the WAL holds the memtable's writes), syncs the
-// WAL, waits for a running flush, and releases every file and the LOCK.
-// Every later call on the DB returns ErrClosed. Iterators should be closed
-// first; their later calls report ErrClosed.
+// WAL, waits for running writes, flushes, compactions and reads (a Get or
+// one iterator step: not for open iterators), and releases every file,
+// memory map and the LOCK before it returns. Every later call on the DB,
+// and on its iterators and snapshots, returns ErrClosed. A compaction in
+// progress is abandoned (its inputs stay), so Close returns in bounded
+// time.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.isClosed {
@@ -780,6 +812,7 @@ func (d *DB) Close() error {
 	}
 	d.isClosed = true
 	d.closed.Store(true)
+	d.bgCond.Broadcast() // wake writers stalled on level 0 and waiting CompactRanges
 	for len(d.writers) > 0 || d.flushing || d.compacting || d.manual > 0 || d.logSyncing {
 		d.bgCond.Wait()
 	}

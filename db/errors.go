@@ -14,9 +14,16 @@ var (
 	// ErrClosed is returned by every call on a DB (or an iterator or
 	// snapshot of it) after Close.
 	ErrClosed = errors.New("bloomkv: closed")
+	// ErrSnapshotReleased is returned by Get and NewIterator given a
+	// snapshot that was released: the versions it saw may be gone.
+	ErrSnapshotReleased = errors.New("bloomkv: snapshot released")
 	// ErrCorruption is wrapped by every error that reports damaged bytes in
 	// a table, log or MANIFEST (bad checksum, impossible length, bad format).
 	ErrCorruption = base.ErrCorruption
+	// ErrInvalidArgument is wrapped by a write refused before it reached the
+	// log: a key, value or batch over its limit (MaxKeySize, MaxValueSize,
+	// MaxBatchSize, MaxBatchCount). Nothing of the write is applied.
+	ErrInvalidArgument = errors.New("bloomkv: invalid argument")
 	// ErrInvalidOptions is wrapped by Open when an option is out of range.
 	ErrInvalidOptions = errors.New("bloomkv: invalid options")
 	// ErrLocked is wrapped by Open when another DB (in this process or

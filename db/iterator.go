@@ -42,22 +42,30 @@ type Iterator struct {
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
 // (or no Snapshot) it sees the writes that had returned when it was made.
+// Errors (ErrClosed, ErrSnapshotReleased, a table that cannot be opened)
+// are reported by the iterator's Error, and its positioning calls return
+// false.
 func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	it := &Iterator{d: d, dir: 1}
+	// Registered as a read, like every step: Close waits for it before it
+	// closes the tables this opens.
+	readCell := d.reads.Inc()
+	defer d.reads.DecAt(readCell)
 	if d.closed.Load() {
 		it.err = ErrClosed
 		return it
 	}
-	it.seq = d.visibleSeq.Load()
-	if ro != nil && ro.Snapshot != nil {
-		if ro.Snapshot.db != d {
-			it.err = errors.New("bloomkv: snapshot belongs to another DB")
-			return it
-		}
-		it.seq = ro.Snapshot.seq
-	}
+	// The read state before the sequence number, as in Get.
 	it.ref = d.loadReadState()
 	it.rs = it.ref.rs
+	seq, err := d.readSeq(ro)
+	if err != nil {
+		it.err = err
+		it.ref.unref()
+		it.rs = nil
+		return it
+	}
+	it.seq = seq
 	// Room for both memtables, every L0 table and one levelIter a level.
 	n := 2 + len(it.rs.v.Files)
 	if len(it.rs.v.Files) > 0 {
@@ -94,17 +102,29 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	return it
 }
 
-func (it *Iterator) enter() bool {
-	if it.err != nil || it.done {
+// enter starts a positioning call: it registers the call as a read (Close
+// waits for it before closing tables), then checks that the iterator and
+// the DB are usable. On true the caller must call exit(cell).
+func (it *Iterator) enter() (int, bool) {
+	if it.done && it.err == nil {
+		it.err = ErrClosed // used after its own Close
+	}
+	if it.err != nil {
 		it.valid = false
-		return false
+		return 0, false
 	}
+	cell := it.d.reads.Inc()
+	// After the increment: a Close that set closed before it waits for
+	// this read; one that sets it later finds it counted.
 	if it.d.closed.Load() {
+		it.d.reads.DecAt(cell)
 		it.err, it.valid = ErrClosed, false
-		return false
+		return 0, false
 	}
-	return true
+	return cell, true
 }
+
+func (it *Iterator) exit(cell int) { it.d.reads.DecAt(cell) }
 
 func (it *Iterator) checkErr() bool {
 	if err := it.iter.Error(); err != nil {
@@ -115,11 +135,11 @@ func (it *Iterator) checkErr() bool {
 
 // First moves to the first key.
 func (it *Iterator) First() bool {
-	if !it.enter() {
+	cell, ok := it.enter()
+	if !ok {
 		return false
 	}
-	readCell := it.d.reads.Inc()
-	defer it.d.reads.DecAt(readCell)
+	defer it.exit(cell)
 	it.dir = 1
 	it.iter.First()
 	it.findNext(false, nil)
@@ -128,11 +148,11 @@ func (it *Iterator) First() bool {
 
 // Last moves to the last key.
 func (it *Iterator) Last() bool {
-	if !it.enter() {
+	cell, ok := it.enter()
+	if !ok {
 		return false
 	}
-	readCell := it.d.reads.Inc()
-	defer it.d.reads.DecAt(readCell)
+	defer it.exit(cell)
 	it.dir = -1
 	it.iter.Last()
 	it.findPrev()
@@ -141,11 +161,11 @@ func (it *Iterator) Last() bool {
 
 // Seek moves to the first key >= key.
 func (it *Iterator) Seek(key []byte) bool {
-	if !it.enter() {
+	cell, ok := it.enter()
+	if !ok {
 		return false
 	}
-	readCell := it.d.reads.Inc()
-	defer it.d.reads.DecAt(readCell)
+	defer it.exit(cell)
 	it.dir = 1
 	it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], key, it.seq, base.KindSeek))
 	it.findNext(false, nil)
@@ -154,11 +174,14 @@ func (it *Iterator) Seek(key []byte) bool {
 
 // Next moves to the next key. It returns false at the end.
 func (it *Iterator) Next() bool {
-	if !it.valid || !it.enter() {
+	if !it.valid && !it.done {
 		return false
 	}
-	readCell := it.d.reads.Inc()
-	defer it.d.reads.DecAt(readCell)
+	cell, ok := it.enter()
+	if !ok {
+		return false
+	}
+	defer it.exit(cell)
 	cur := it.key
 	if it.dir < 0 {
 		// The inner iterator is before the current key's entries.
@@ -177,11 +200,14 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key. It returns false at the start.
 func (it *Iterator) Prev() bool {
-	if !it.valid || !it.enter() {
+	if !it.valid && !it.done {
 		return false
 	}
-	readCell := it.d.reads.Inc()
-	defer it.d.reads.DecAt(readCell)
+	cell, ok := it.enter()
+	if !ok {
+		return false
+	}
+	defer it.exit(cell)
 	if it.dir > 0 {
 		// The inner iterator is at the current key's newest visible entry;
 		// step back past every entry of that key.
@@ -287,7 +313,9 @@ func (it *Iterator) Value() []byte { return it.value }
 // ErrCorruption, or ErrClosed after the DB was closed.
 func (it *Iterator) Error() error { return it.err }
 
-// Close releases the iterator and returns Error(). Closing twice is a no-op.
+// Close releases the iterator and returns Error(). Closing twice is a
+// no-op; a positioning call after Close returns false and makes Error
+// report ErrClosed.
 func (it *Iterator) Close() error {
 	if it.done {
 		return it.err

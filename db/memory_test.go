@@ -178,6 +178,7 @@ func TestMappedTableLimit(t *testing.T) {
 	d = mustOpen(t, dir, &Options{DisableAutomaticCompactions: true})
 	defer d.Close()
 	d.tables.close() // drop the tables Open loaded, to reopen them lazily
+	d.tables.closed.Store(false)
 	d.tables.mapLimit = 2
 	for i := 0; i < n; i += 7 {
 		v, err := d.Get(memKey(i), nil)

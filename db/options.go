@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // Defaults used when an Options field is left at its zero value.
@@ -34,15 +35,16 @@ type Options struct {
 	FilterPolicy filter.Policy
 
 	// WriteBufferSize is how many bytes the memtable holds before it is
-	// frozen and flushed to a level-0 table. Default 4 MiB.
+	// frozen and flushed to a level-0 table. Default 4 MiB; at least 1 KiB,
+	// at most MaxWriteBufferSize (1 GiB).
 	WriteBufferSize int
 
 	// BlockSize is the target uncompressed size of a table's data blocks.
-	// Default 4 KiB.
+	// Default 4 KiB; at most 256 MiB.
 	BlockSize int
 
 	// BlockRestartInterval is the number of keys between restart points of
-	// a data block's prefix compression. Default 16.
+	// a data block's prefix compression. Default 16; at most 65,536.
 	BlockRestartInterval int
 
 	// BlockCacheSize is the capacity in bytes of the cache of uncompressed
@@ -106,13 +108,13 @@ type Options struct {
 	// L0StopWritesTrigger is the number of level-0 tables at which writes
 	// wait for compaction. Default 36.
 	L0StopWritesTrigger int
-	// LBaseMaxBytes is level 1's target size. Default 64 MiB.
+	// LBaseMaxBytes is level 1's target size. Default 64 MiB; at most 1 TiB.
 	LBaseMaxBytes int64
 	// LevelMultiplier is how many times larger each level's target is than
-	// the one above. Default 10.
+	// the one above. Default 10; at least 2, at most 100.
 	LevelMultiplier int
 	// TargetFileSize is the size at which compaction splits its output
-	// tables. Default 2 MiB.
+	// tables. Default 2 MiB; at most 1 TiB.
 	TargetFileSize int64
 	// DisableMmapReads makes tables be read with one ReadAt (a system call)
 	// per data block instead of through read-only memory maps. Default
@@ -163,6 +165,16 @@ type ReadOptions struct {
 	Snapshot *Snapshot
 }
 
+// Upper limits of options, besides MaxWriteBufferSize: they keep level
+// targets from overflowing (1 TiB × 100^5 < 2^63) and blocks within what
+// the table format decodes.
+const (
+	maxBlockRestartInterval = 1 << 16
+	maxLevelMultiplier      = 100
+	maxLevelBytes           = 1 << 40
+	maxTargetFileSize       = 1 << 40
+)
+
 // resolved holds Options with every default filled in.
 type resolved struct {
 	Options
@@ -194,6 +206,16 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("LBaseMaxBytes and TargetFileSize must not be negative")
 	case r.LevelMultiplier < 0 || r.LevelMultiplier == 1:
 		return bad("LevelMultiplier %d must be at least 2", r.LevelMultiplier)
+	case r.WriteBufferSize > MaxWriteBufferSize:
+		return bad("WriteBufferSize %d is above MaxWriteBufferSize (%d)", r.WriteBufferSize, MaxWriteBufferSize)
+	case r.BlockSize > sstable.MaxBlockSize:
+		return bad("BlockSize %d is above the maximum of %d", r.BlockSize, sstable.MaxBlockSize)
+	case r.BlockRestartInterval > maxBlockRestartInterval:
+		return bad("BlockRestartInterval %d is above the maximum of %d", r.BlockRestartInterval, maxBlockRestartInterval)
+	case r.LevelMultiplier > maxLevelMultiplier:
+		return bad("LevelMultiplier %d is above the maximum of %d", r.LevelMultiplier, maxLevelMultiplier)
+	case r.LBaseMaxBytes > maxLevelBytes || r.TargetFileSize > maxTargetFileSize:
+		return bad("LBaseMaxBytes %d or TargetFileSize %d is above its maximum (%d, %d)", r.LBaseMaxBytes, r.TargetFileSize, int64(maxLevelBytes), int64(maxTargetFileSize))
 	case r.FilterBudgetBitsPerKey < 0 || r.FilterBudgetBitsPerKey > 100:
 		return bad("FilterBudgetBitsPerKey %g is outside [0, 100]", r.FilterBudgetBitsPerKey)
 	case len(r.LevelFilterPolicies) > NumLevels:

@@ -27,6 +27,9 @@ type tableCache struct {
 	shards   [tableCacheShards]tableShard
 	mapped   atomic.Int64 // tables read through a memory map
 	mapLimit int64        // maxMappedTables; tests lower it
+	// closed is set by close before it releases the entries; a get after
+	// it fails with ErrClosed and never opens (or maps) a table again.
+	closed atomic.Bool
 }
 
 // maxMappedTables bounds the tables a store maps at once; the rest are read
@@ -125,6 +128,10 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 		}
 	} else {
 		sh.mu.Lock()
+		if tc.closed.Load() {
+			sh.mu.Unlock()
+			return nil, ErrClosed
+		}
 		if e = sh.load()[num]; e == nil {
 			e = &tableEntry{}
 			sh.update(func(m map[uint64]*tableEntry) { m[num] = e })
@@ -135,6 +142,9 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 	defer e.once.Unlock()
 	if r := e.r.Load(); r != nil {
 		return r, nil
+	}
+	if e.done || tc.closed.Load() {
+		return nil, ErrClosed
 	}
 	r, f, m, err := tc.open(meta)
 	if err != nil {
@@ -148,6 +158,12 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 	e.f, e.m, e.mapped = f, m, &tc.mapped
 	e.filterBytes, e.indexBytes = r.FilterBytes(), r.IndexBytes()
 	e.r.Store(r)
+	if tc.closed.Load() {
+		// close may have passed this entry already: release it here so
+		// no file or mapping outlives the cache.
+		_ = e.release()
+		return nil, ErrClosed
+	}
 	return r, nil
 }
 
@@ -230,6 +246,7 @@ func (tc *tableCache) memory() (filterBytes, indexBytes int64, open int) {
 }
 
 func (tc *tableCache) close() error {
+	tc.closed.Store(true)
 	var err error
 	for i := range tc.shards {
 		sh := &tc.shards[i]

@@ -1,0 +1,42 @@
+package db
+
+import (
+	"fmt"
+)
+
+// Size limits of what a store accepts. They are checked where writes are
+// accepted (Batch.Put and Batch.Delete, and so DB.Put, DB.Delete and
+// DB.Write), before anything reaches the write-ahead log, with an error
+// wrapping ErrInvalidArgument: whatever is accepted can be flushed,
+// compacted and replayed.
+const (
+	// MaxKeySize is the largest key, in bytes: 8 MiB (RocksDB's
+	// recommended maximum). Keys are copied into index blocks and the
+	// MANIFEST, so keep them short.
+	MaxKeySize = 8 << 20
+	// MaxValueSize is the largest value, in bytes: 256 MiB.
+	MaxValueSize = 256 << 20
+	// MaxBatchSize is the largest batch encoding (Batch.Len), in bytes:
+	// 512 MiB. A batch is one WAL record, applied to one memtable, and
+	// replayed whole after a crash.
+	MaxBatchSize = 512 << 20
+	// MaxBatchCount is the largest number of writes in one batch: 4 Mi
+	// (4,194,304). Each write takes a memtable node of about 30 bytes
+	// besides its key and value, so this bounds a batch's memory as
+	// MaxBatchSize bounds its bytes.
+	MaxBatchCount = 1 << 22
+	// MaxWriteBufferSize is the largest Options.WriteBufferSize: 1 GiB.
+	MaxWriteBufferSize = 1 << 30
+)
+
+// checkKV reports whether a key and value (-1: a deletion) are within the
+// limits, as an error wrapping ErrInvalidArgument.
+func checkKV(key []byte, valueLen int) error {
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("%w: key of %d bytes exceeds MaxKeySize (%d)", ErrInvalidArgument, len(key), MaxKeySize)
+	}
+	if valueLen > MaxValueSize {
+		return fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize (%d)", ErrInvalidArgument, valueLen, MaxValueSize)
+	}
+	return nil
+}
