@@ -90,7 +90,8 @@ func withWatchdog(t *testing.T, limit time.Duration, what string, f func()) {
 }
 
 // TestCloseReleasesFilesUnderLoad: readers that loop NewIterator → Seek →
-// Next → Close, Gets, snapshots and writes run while the DB is closed.
+// Next → Close, Gets, snapshots, writes, flushes and CompactRanges run
+// while the DB is closed.
 // Close returns in bounded time; once it has and every reader stopped, no
 // descriptor or memory map of the store's files is left, and every call
 // reports ErrClosed. On 4324f50 iterator steps checked "closed" before
@@ -129,12 +130,20 @@ func TestCloseReleasesFilesUnderLoad(t *testing.T) {
 				unexpected.Store(err)
 			}
 		}
-		for g := 0; g < 6; g++ {
+		for g := 0; g < 7; g++ {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
 				for i := 0; !stop.Load(); i++ {
 					k := memKey((i*131 + g*997) % 3000)
+					if g == 6 { // flushes and compactions
+						if i%2 == 0 {
+							check(d.Flush())
+						} else {
+							check(d.CompactRange(k, memKey(2999)))
+						}
+						continue
+					}
 					switch g % 3 {
 					case 0:
 						it := d.NewIterator(nil)
