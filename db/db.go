@@ -96,7 +96,8 @@ type writer struct {
 // previous process, so every write that returned is there (those with
 // Sync, even after a machine crash). A directory that another DB holds
 // open fails with ErrLocked; a damaged CURRENT or MANIFEST fails with
-// ErrCorruption and changes nothing.
+// ErrCorruption and changes nothing. With Options.ReadOnly, Open changes
+// nothing in the directory at all: the logs are replayed into memory.
 func Open(dirname string, opts *Options) (*DB, error) {
 	o, err := opts.resolve()
 	if err != nil {
@@ -203,6 +204,9 @@ func putBatch(b *Batch) {
 // none of it. Concurrent writes are grouped into one WAL append and at most
 // one fsync. The batch may be reused once Write returns.
 func (d *DB) Write(b *Batch, wo *WriteOptions) error {
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
+	}
 	if b == nil || b.Count() == 0 {
 		if d.closed.Load() {
 			return ErrClosed
@@ -753,6 +757,9 @@ func found(v []byte, kind base.Kind) ([]byte, error) {
 // Flush freezes the memtable and waits until it is written to a level-0
 // table. It returns at once when the memtable is empty.
 func (d *DB) Flush() error {
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
+	}
 	if d.closed.Load() {
 		return ErrClosed
 	}
