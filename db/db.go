@@ -204,14 +204,14 @@ func putBatch(b *Batch) {
 // none of it. Concurrent writes are grouped into one WAL append and at most
 // one fsync. The batch may be reused once Write returns.
 func (d *DB) Write(b *Batch, wo *WriteOptions) error {
-	if d.opts.ReadOnly {
-		return d.errReadOnly()
-	}
 	if b == nil || b.Count() == 0 {
 		if d.closed.Load() {
 			return ErrClosed
 		}
 		return nil
+	}
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
 	}
 	return d.write(b, wo != nil && wo.Sync)
 }

@@ -32,6 +32,7 @@ var (
 	// the directory holds no store.
 	ErrDBMissing = errors.New("bloomkv: database does not exist")
 	// ErrReadOnly is returned by Put, Delete, Write, Flush and CompactRange
-	// on a DB opened with Options.ReadOnly.
+	// on a DB opened with Options.ReadOnly. (Write of an empty batch, which
+	// changes nothing, returns nil as on any DB.)
 	ErrReadOnly = errors.New("bloomkv: database is open read-only")
 )
