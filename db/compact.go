@@ -233,6 +233,9 @@ func (s *compactionSink) abandon() {
 // deletions that no snapshot needs. CompactRange(nil, nil) compacts the
 // whole store; after deleting every key it returns the disk space.
 func (d *DB) CompactRange(start, limit []byte) error {
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
+	}
 	if err := d.Flush(); err != nil {
 		return err
 	}

@@ -96,7 +96,8 @@ type writer struct {
 // previous process, so every write that returned is there (those with
 // Sync, even after a machine crash). A directory that another DB holds
 // open fails with ErrLocked; a damaged CURRENT or MANIFEST fails with
-// ErrCorruption and changes nothing.
+// ErrCorruption and changes nothing. With Options.ReadOnly, Open changes
+// nothing in the directory at all: the logs are replayed into memory.
 func Open(dirname string, opts *Options) (*DB, error) {
 	o, err := opts.resolve()
 	if err != nil {
@@ -217,6 +218,9 @@ func (d *DB) Write(b *Batch, wo *WriteOptions) error {
 			return ErrClosed
 		}
 		return nil
+	}
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
 	}
 	return d.write(b, wo != nil && wo.Sync)
 }
@@ -782,6 +786,9 @@ func found(v []byte, kind base.Kind) ([]byte, error) {
 // Flush freezes the memtable and waits until it is written to a level-0
 // table. It returns at once when the memtable is empty.
 func (d *DB) Flush() error {
+	if d.opts.ReadOnly {
+		return d.errReadOnly()
+	}
 	if d.closed.Load() {
 		return ErrClosed
 	}

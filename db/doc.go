@@ -13,8 +13,17 @@
 // and one data block (block cache, then the table file, read through a
 // read-only memory map). Metrics reports every step.
 //
+// Options.ReadOnly opens a store to look at it without changing a byte of
+// its directory: the write-ahead logs are replayed into memory, nothing is
+// written, removed, flushed or compacted, and writes fail with
+// ErrReadOnly. Read-only opens share the store's LOCK with each other (a
+// shared flock), never with a read-write DB.
+//
 // A DB is safe for concurrent use by many goroutines. Keys and values are
 // arbitrary byte strings (empty keys and zero bytes included). Errors are
 // checked with errors.Is against ErrNotFound, ErrClosed, ErrCorruption,
-// ErrInvalidOptions, ErrLocked, ErrDBExists and ErrDBMissing.
+// ErrInvalidOptions, ErrLocked, ErrDBExists, ErrDBMissing and ErrReadOnly.
+// ErrLocked means only that another DB holds the store: a LOCK or
+// directory this user may not open fails with an error matching
+// fs.ErrPermission instead.
 package db

@@ -27,7 +27,10 @@ var (
 	// ErrInvalidOptions is wrapped by Open when an option is out of range.
 	ErrInvalidOptions = errors.New("bloomkv: invalid options")
 	// ErrLocked is wrapped by Open when another DB (in this process or
-	// another) holds the directory's LOCK.
+	// another) holds the directory's LOCK: a read-write DB, or for a
+	// read-write Open a read-only one. A LOCK that cannot be opened for
+	// lack of permission is not ErrLocked: that error matches
+	// fs.ErrPermission.
 	ErrLocked = errors.New("bloomkv: database is locked by another user")
 	// ErrDBExists is wrapped by Open when Options.ErrorIfExists is set and
 	// the directory already holds a store.
@@ -35,4 +38,8 @@ var (
 	// ErrDBMissing is wrapped by Open when Options.ErrorIfMissing is set and
 	// the directory holds no store.
 	ErrDBMissing = errors.New("bloomkv: database does not exist")
+	// ErrReadOnly is returned by Put, Delete, Write, Flush and CompactRange
+	// on a DB opened with Options.ReadOnly. (Write of an empty batch, which
+	// changes nothing, returns nil as on any DB.)
+	ErrReadOnly = errors.New("bloomkv: database is open read-only")
 )

@@ -8,7 +8,8 @@ import (
 )
 
 // eventLog writes the store's human-readable LOG file (and, when the
-// embedding program asked for it, to Options.Logger too).
+// embedding program asked for it, to Options.Logger too). A read-only DB
+// has no LOG file: file is nil, and events go to Options.Logger only.
 type eventLog struct {
 	f      vfs.File
 	file   *slog.Logger
@@ -31,7 +32,9 @@ func (l *eventLog) log(level slog.Level, msg string, args ...any) {
 	if l == nil {
 		return
 	}
-	l.file.Log(context.Background(), level, msg, args...)
+	if l.file != nil {
+		l.file.Log(context.Background(), level, msg, args...)
+	}
 	if l.extern != nil {
 		l.extern.Log(context.Background(), level, msg, append([]any{"component", "bloomkv"}, args...)...)
 	}

@@ -142,6 +142,19 @@ func TestReplayStopsAfterUnendedLog(t *testing.T) {
 				flipFileByte(t, fs, logFileName("db", l2), 7) // the header's tag: checksum fails
 			}
 
+			// A read-only open, which replays into memory, applies the
+			// same rule (and, changing nothing, leaves it to the next).
+			ro := mustOpen(t, "db", &Options{FS: fs, ReadOnly: true})
+			mustGet(t, ro, "a", "v-a")
+			if tc.wantB {
+				mustGet(t, ro, "b", "v-b")
+			} else {
+				mustMiss(t, ro, "b")
+			}
+			if err := ro.Close(); err != nil {
+				t.Fatal(err)
+			}
+
 			for reopen := 0; reopen < 2; reopen++ {
 				d := mustOpen(t, "db", o)
 				mustGet(t, d, "a", "v-a")

@@ -19,6 +19,9 @@ import (
 // (path, LOCK, CURRENT, MANIFEST, options) is checked before the first
 // byte is written, so a refused Open leaves the directory as it found it.
 func (d *DB) open() (err error) {
+	if d.opts.ReadOnly {
+		return d.openReadOnly()
+	}
 	start := time.Now()
 	fi, statErr := d.fs.Stat(d.dirname)
 	switch {
@@ -41,7 +44,7 @@ func (d *DB) open() (err error) {
 	lockExisted := slices.Contains(names, "LOCK")
 	lock, err := d.fs.Lock(lockFileName(d.dirname))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrLocked, err)
+		return lockError(err)
 	}
 	d.lock = lock
 	defer func() {
@@ -88,16 +91,7 @@ func (d *DB) open() (err error) {
 	}
 
 	// Find the logs to replay before writing anything.
-	var logs []uint64
-	for _, name := range names {
-		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && (num >= d.vs.logNum || num == d.vs.prevLogNum) {
-			logs = append(logs, num)
-		}
-		if _, num, ok := parseFileName(name); ok && num >= d.vs.nextFileNum {
-			d.vs.nextFileNum = num + 1
-		}
-	}
-	slices.Sort(logs)
+	logs := d.logsToReplay(names)
 
 	events, err := openEventLog(d.fs, d.dirname, d.opts.Logger)
 	if err != nil {
@@ -126,38 +120,16 @@ func (d *DB) open() (err error) {
 	// Replay the logs into tables: a store is reopened with an empty
 	// memtable and a fresh log, so old logs can go.
 	v := d.vs.current
-	var added []*manifest.FileMetadata
-	maxSeq := d.vs.lastSeq
-	// A log that names its predecessor in a header is replayed only if
-	// that predecessor's writes are in tables, or it was replayed just
-	// before and ended with its end-of-log record: otherwise a crash may
-	// have lost the predecessor's tail (it is synced in the background
-	// after the switch), and replaying the later log would leave a hole.
-	var last replayedLog
-	for i, num := range logs {
-		prevOK := func(prev uint64, known bool) bool {
-			if !known { // the log's first record is damaged: it may have been a header
-				return last.num == 0 || last.ended
-			}
-			return (prev < d.vs.logNum && prev != d.vs.prevLogNum) || (last.num == prev && last.ended)
+	sink := &tableSink{d: d}
+	maxSeq, err := d.replayLogs(logs, sink)
+	if err != nil {
+		for _, m := range sink.metas {
+			d.tables.evict(m.FileNum)
+			_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
 		}
-		res, err := d.replayLog(num, prevOK)
-		if err != nil {
-			for _, m := range append(added, res.metas...) {
-				d.tables.evict(m.FileNum)
-				_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
-			}
-			return err
-		}
-		if res.refused {
-			d.events.warn("a log's predecessor did not end with its end-of-log record (a crash cut it short): not replaying this log or any later one, so the store keeps a prefix of its writes",
-				"log", num, "predecessor", res.prev, "logs_not_replayed", len(logs)-i)
-			break
-		}
-		added = append(added, res.metas...)
-		maxSeq = max(maxSeq, res.maxSeq)
-		last = res
+		return err
 	}
+	added := sink.metas
 	if len(added) > 0 {
 		edit := &manifest.VersionEdit{}
 		for _, m := range added {
@@ -206,11 +178,80 @@ func (d *DB) open() (err error) {
 	return nil
 }
 
+// lockError classifies a failure to take the LOCK: only a lock that
+// someone else holds is ErrLocked; a permission or I/O error is returned
+// as itself (errors.Is(err, fs.ErrPermission) holds for the former).
+func lockError(err error) error {
+	if errors.Is(err, vfs.ErrLockHeld) {
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	}
+	return fmt.Errorf("taking LOCK: %w", err)
+}
+
+// logsToReplay returns, in order, the logs among the directory's names
+// that may hold writes the recovered version lacks, and moves the next
+// file number past every numbered file.
+func (d *DB) logsToReplay(names []string) []uint64 {
+	var logs []uint64
+	for _, name := range names {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeLog && (num >= d.vs.logNum || num == d.vs.prevLogNum) {
+			logs = append(logs, num)
+		}
+		if _, num, ok := parseFileName(name); ok && num >= d.vs.nextFileNum {
+			d.vs.nextFileNum = num + 1
+		}
+	}
+	slices.Sort(logs)
+	return logs
+}
+
+// replaySink receives the batches that log replay reads, in log order:
+// a read-write Open writes them to level-0 tables (tableSink), a
+// read-only one keeps them in a memtable (memSink).
+type replaySink interface {
+	// add applies one batch; its sequence numbers are set.
+	add(b *Batch) error
+	// endLog is called when a log was read to its end (not when it was
+	// refused or failed).
+	endLog() error
+}
+
+// replayLogs replays logs, in order, into sink and returns the largest
+// sequence number recovered (at least the MANIFEST's). A log that names
+// its predecessor in a header is replayed only if that predecessor's
+// writes are in tables, or it was replayed just before and ended with its
+// end-of-log record: otherwise a crash may have lost the predecessor's
+// tail (it is synced in the background after the switch), and replaying
+// the later log would leave a hole. Replay then stops there.
+func (d *DB) replayLogs(logs []uint64, sink replaySink) (maxSeq uint64, err error) {
+	maxSeq = d.vs.lastSeq
+	var last replayedLog
+	for i, num := range logs {
+		prevOK := func(prev uint64, known bool) bool {
+			if !known { // the log's first record is damaged: it may have been a header
+				return last.num == 0 || last.ended
+			}
+			return (prev < d.vs.logNum && prev != d.vs.prevLogNum) || (last.num == prev && last.ended)
+		}
+		res, err := d.replayLog(num, prevOK, sink)
+		if err != nil {
+			return 0, err
+		}
+		if res.refused {
+			d.events.warn("a log's predecessor did not end with its end-of-log record (a crash cut it short): not replaying this log or any later one, so the store keeps a prefix of its writes",
+				"log", num, "predecessor", res.prev, "logs_not_replayed", len(logs)-i)
+			break
+		}
+		maxSeq = max(maxSeq, res.maxSeq)
+		last = res
+	}
+	return maxSeq, nil
+}
+
 // replayedLog is what replayLog found in a log.
 type replayedLog struct {
 	num    uint64
-	metas  []*manifest.FileMetadata // level-0 tables written from it
-	maxSeq uint64                   // largest sequence number seen
+	maxSeq uint64 // largest sequence number seen
 	// ended: the log ends with its end-of-log record, and nothing before
 	// it was damaged or missing.
 	ended bool
@@ -220,11 +261,11 @@ type replayedLog struct {
 	prev    uint64 // the predecessor named by the header
 }
 
-// replayLog reads one WAL into memtables, writing each full one (and the
-// last) to a level-0 table. A header record naming the log's predecessor
-// is checked with prevOK before any write of the log is replayed; so is a
-// damaged first record (known false), which may have been a header.
-func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool) (replayedLog, error) {
+// replayLog reads one WAL into sink. A header record naming the log's
+// predecessor is checked with prevOK before any write of the log is
+// replayed; so is a damaged first record (known false), which may have
+// been a header.
+func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool, sink replaySink) (replayedLog, error) {
 	res := replayedLog{num: num}
 	name := logFileName(d.dirname, num)
 	f, err := d.fs.Open(name)
@@ -233,23 +274,11 @@ func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool) (r
 	}
 	defer f.Close()
 	r := wal.NewReader(f)
-	mem := memtable.New()
 	var (
 		records int
 		dropped int
 		ended   bool
 	)
-	flush := func() error {
-		meta, err := d.writeLevel0Table(mem)
-		if err != nil {
-			return err
-		}
-		if meta != nil {
-			res.metas = append(res.metas, meta)
-		}
-		mem = memtable.New()
-		return nil
-	}
 	for first := true; ; first = false {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -292,25 +321,59 @@ func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool) (r
 		}
 		records++
 		b := &Batch{rep: rec}
-		insertBatch(mem, b)
+		if err := sink.add(b); err != nil {
+			return res, err
+		}
 		if last := b.seq() + uint64(b.Count()) - 1; last > res.maxSeq {
 			res.maxSeq = last
 		}
-		if mem.ApproximateMemoryUsage() >= d.opts.WriteBufferSize {
-			if err := flush(); err != nil {
-				return res, err
-			}
-		}
 	}
-	if err := flush(); err != nil {
+	if err := sink.endLog(); err != nil {
 		return res, err
 	}
 	res.ended = ended && dropped == 0 && r.DroppedBytes() == 0
 	if dropped > 0 || r.DroppedBytes() > 0 {
 		d.events.warn("log replay dropped data", "log", num, "records_dropped", dropped, "bytes_dropped", r.DroppedBytes())
 	}
-	d.events.info("replayed log", "log", num, "records", records, "tables", len(res.metas))
+	d.events.info("replayed log", "log", num, "records", records)
 	return res, nil
+}
+
+// tableSink is the read-write Open's replaySink: batches go into a
+// memtable, and each full one, and the last one of each log, is written to
+// a level-0 table.
+type tableSink struct {
+	d     *DB
+	mem   *memtable.MemTable
+	metas []*manifest.FileMetadata // the tables written, oldest first
+}
+
+func (s *tableSink) add(b *Batch) error {
+	if s.mem == nil {
+		s.mem = memtable.New()
+	}
+	insertBatch(s.mem, b)
+	if s.mem.ApproximateMemoryUsage() >= s.d.opts.WriteBufferSize {
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *tableSink) endLog() error { return s.flush() }
+
+func (s *tableSink) flush() error {
+	if s.mem == nil {
+		return nil
+	}
+	meta, err := s.d.writeLevel0Table(s.mem)
+	if err != nil {
+		return err
+	}
+	if meta != nil {
+		s.metas = append(s.metas, meta)
+	}
+	s.mem = nil
+	return nil
 }
 
 // verifyTables checks every block checksum of every table in v.

@@ -71,6 +71,22 @@ type Options struct {
 	// a new store. Default false: Open creates the directory and the store.
 	ErrorIfMissing bool
 
+	// ReadOnly opens the store for reading only, changing nothing in its
+	// directory. Default false. The store must exist (ErrDBMissing
+	// otherwise; the directory is never created). The write-ahead logs are
+	// replayed into a memtable in memory, so every acknowledged write is
+	// visible, but no table, log, MANIFEST, CURRENT or LOG file is written
+	// or removed, and nothing is ever flushed or compacted: Put, Delete,
+	// Write, Flush and CompactRange fail with ErrReadOnly; events go to
+	// Logger only. Read-only opens take a shared lock on LOCK, so any
+	// number of them (in this process and in others) share a store, while
+	// a read-write DB and a read-only one exclude each other (ErrLocked).
+	// A store without a LOCK file (say, a copy) is opened without a lock,
+	// and so is one whose LOCK cannot be opened for lack of permission: a
+	// writer that opens it meanwhile is then not kept out. The logs'
+	// writes stay in memory while the DB is open.
+	ReadOnly bool
+
 	// LevelFilterPolicies sets a filter policy per level: entry i is used
 	// for the tables written to level i (flushes write level 0). A missing
 	// or nil entry means FilterPolicy; filter.None means no filter for that
@@ -200,6 +216,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
 	case r.ErrorIfExists && r.ErrorIfMissing:
 		return bad("ErrorIfExists and ErrorIfMissing are both set")
+	case r.ReadOnly && r.ErrorIfExists:
+		return bad("ReadOnly and ErrorIfExists are both set (a read-only open needs an existing store)")
 	case r.L0CompactionTrigger < 0 || r.L0SlowdownWritesTrigger < 0 || r.L0StopWritesTrigger < 0:
 		return bad("level-0 triggers must not be negative")
 	case r.LBaseMaxBytes < 0 || r.TargetFileSize < 0:
@@ -267,6 +285,10 @@ func (o *Options) resolve() (*resolved, error) {
 	}
 	if r.FS == nil {
 		r.FS = vfs.Default
+	}
+	if r.ReadOnly {
+		r.ErrorIfMissing = true
+		r.DisableAutomaticCompactions = true // a read-only DB never compacts
 	}
 	switch {
 	case r.FilterPolicy == nil:

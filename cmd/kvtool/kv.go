@@ -13,24 +13,34 @@ import (
 type storeFlags struct {
 	filter string
 	create bool
+	// readOnly opens the store with db.Options.ReadOnly: the commands that
+	// only read (get, scan, metrics) change nothing in the directory.
+	readOnly bool
 }
 
 func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
-	f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS] or none; default bloom:10")
+	if s.readOnly {
+		f.StringVar(&s.filter, "filter", "", "filter policy: bloom[:BITS], leveldb[:BITS] or none (accepted for scripts; this read-only open writes no table, and reads every table's filter by the policy it names)")
+	} else {
+		f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS] or none; default bloom:10")
+	}
 	if canCreate {
 		f.BoolVar(&s.create, "create", false, "create the store if DIR holds none")
 	}
 }
 
-// openStore opens the store in dir, refusing to create one unless asked.
-// Its errors say plainly when another process holds the store.
+// openStore opens the store in dir, read-only for the commands that only
+// read, and refusing to create one unless asked. Its errors say plainly
+// when another process holds the store.
 func openStore(dir string, s storeFlags) (*db.DB, error) {
 	p, err := parsePolicy(s.filter)
 	if err != nil {
 		return nil, err
 	}
-	d, err := db.Open(dir, &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create})
+	d, err := db.Open(dir, &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create, ReadOnly: s.readOnly})
 	switch {
+	case errors.Is(err, db.ErrLocked) && s.readOnly:
+		return nil, fmt.Errorf("store %s is locked: another process has it open for writing (%w)", dir, err)
 	case errors.Is(err, db.ErrLocked):
 		return nil, fmt.Errorf("store %s is locked: another process has it open (%w)", dir, err)
 	case errors.Is(err, db.ErrDBMissing):
@@ -48,8 +58,8 @@ func closeStore(d *db.DB, err *error) {
 
 func runGet(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("get", "kvtool get [flags] DIR KEY",
-		"Prints the value of KEY in the store in DIR, escaped as text (or as hex\nwith --hex). A key that is not there fails with exit status 1.")
-	var s storeFlags
+		"Prints the value of KEY in the store in DIR, escaped as text (or as hex\nwith --hex). A key that is not there fails with exit status 1. The store\nis opened read-only: nothing in DIR changes.")
+	s := storeFlags{readOnly: true}
 	s.register(f, false)
 	hexIO := f.Bool("hex", false, "KEY is hex, and the value is printed as hex")
 	raw := f.Bool("raw", false, "write the value's bytes exactly, without escaping or newline")
@@ -173,8 +183,8 @@ func (r scanRange) done(key []byte) bool {
 
 func runScan(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("scan", "kvtool scan [flags] DIR",
-		"Prints the live keys of the store in DIR in order, one per line as\nKEY<tab>VALUE, escaped as text (or as hex with --hex). --start, --end and\n--prefix narrow the range; with several, the keys printed meet them all.")
-	var s storeFlags
+		"Prints the live keys of the store in DIR in order, one per line as\nKEY<tab>VALUE, escaped as text (or as hex with --hex). --start, --end and\n--prefix narrow the range; with several, the keys printed meet them all.\nThe store is opened read-only: nothing in DIR changes.")
+	s := storeFlags{readOnly: true}
 	s.register(f, false)
 	start := f.String("start", "", "first key (inclusive)")
 	end := f.String("end", "", "key to stop before (exclusive); empty: no end")
@@ -241,8 +251,8 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 
 func runMetrics(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("metrics", "kvtool metrics [flags] DIR",
-		"Opens the store in DIR and prints its metrics (db.Metrics().String()):\nfiles and bytes per level, filter and index memory, and the counters\nsince this open. Opening replays the write-ahead log into level-0 tables.")
-	var s storeFlags
+		"Opens the store in DIR and prints its metrics (db.Metrics().String()):\nfiles and bytes per level, filter and index memory, and the counters\nsince this open. The store is opened read-only: the write-ahead logs are\nreplayed into the memtable in memory, and nothing in DIR changes.")
+	s := storeFlags{readOnly: true}
 	s.register(f, false)
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {

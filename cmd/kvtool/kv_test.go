@@ -77,8 +77,14 @@ func TestPutCreate(t *testing.T) {
 	if out, _ := mustRun(t, 0, "get", "--filter", "leveldb:12", dir, "k"); out != "v\n" {
 		t.Errorf("get = %q", out)
 	}
-	// The reopen by get replayed the log into a table with the policy it
-	// was given: a store does not record its policy, each open chooses.
+	// get opens read-only: the write stays in the log, no table is made.
+	if out, _ := mustRun(t, 0, "lsm", dir); strings.Contains(out, ".sst") || strings.Contains(out, "Bloom") {
+		t.Errorf("lsm after get:\n%s", out)
+	}
+	// The next read-write open replays the log into a table with the
+	// policy it was given: a store does not record its policy, each open
+	// chooses.
+	mustRun(t, 0, "put", "--filter", "leveldb:12", dir, "k2", "v2")
 	out, _ := mustRun(t, 0, "lsm", dir)
 	if !strings.Contains(out, "leveldb.BuiltinBloomFilter2") {
 		t.Errorf("lsm after put --filter leveldb:12:\n%s", out)
@@ -152,9 +158,27 @@ func TestLockedStore(t *testing.T) {
 			t.Errorf("kvtool %s on a store held open: stderr %q", args[0], errs)
 		}
 	}
-	// The read-only commands take no lock.
+	// The commands that read files take no lock.
 	mustRun(t, 0, "lsm", dir)
 	mustRun(t, 0, "check", dir)
+	d.Close()
+
+	// Next to a read-only DB (another reader), the read commands run and
+	// the write commands are locked out.
+	r, err := db.Open(dir, &db.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	mustRun(t, 0, "get", dir, "key00000")
+	mustRun(t, 0, "scan", dir)
+	mustRun(t, 0, "metrics", dir)
+	for _, args := range [][]string{{"put", dir, "k", "v"}, {"delete", dir, "k"}} {
+		_, errs := mustRun(t, 1, args...)
+		if !strings.Contains(errs, "is locked: another process has it open") {
+			t.Errorf("kvtool %s on a store open read-only: stderr %q", args[0], errs)
+		}
+	}
 }
 
 func TestMetrics(t *testing.T) {

@@ -16,10 +16,14 @@
 //	kvtool check    [flags] DIR
 //	kvtool metrics  [flags] DIR
 //
-// Every command takes --help. get, put, delete, scan and metrics open the
-// store with db.Open and so take its LOCK: they fail, saying so, while
-// another process has the store open. lsm, sst, manifest, wal and check
-// only read files and take no lock.
+// Every command takes --help. Only put and delete change a store. get,
+// scan and metrics open it with db.Open read-only (db.Options.ReadOnly):
+// the write-ahead logs are replayed into memory, so unflushed writes show,
+// and nothing in the directory changes; they share the store's LOCK with
+// each other, and fail, saying so, while another process has it open for
+// writing. put and delete open it read-write and fail while any other
+// process has it open. lsm, sst, manifest, wal and check only read files
+// and take no lock.
 //
 // Exit status: 0 on success, 1 when the command fails (including a key
 // that is not found and any corruption found), 2 for a usage error.

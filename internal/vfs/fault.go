@@ -30,6 +30,9 @@ const (
 	OpStat                   // FS.Stat, File.Size
 	OpLock                   // FS.Lock
 	OpSyncDir                // FS.SyncDir
+	// OpLockShared is FS.LockShared. It is not in OpMutating: a shared
+	// lock never creates its file.
+	OpLockShared
 
 	numOps = iota
 )
@@ -42,7 +45,7 @@ const (
 	OpMutating = OpCreate | OpWrite | OpSync | OpRemove | OpRename | OpMkdir | OpLock | OpSyncDir
 )
 
-var opNames = [numOps]string{"create", "open", "read", "write", "sync", "remove", "rename", "mkdir", "list", "stat", "lock", "syncdir"}
+var opNames = [numOps]string{"create", "open", "read", "write", "sync", "remove", "rename", "mkdir", "list", "stat", "lock", "syncdir", "lockshared"}
 
 // String names the kind, or the kinds of a set joined by "|".
 func (o Op) String() string {
@@ -250,6 +253,14 @@ func (f *FaultFS) Lock(name string) (io.Closer, error) {
 		return nil, err
 	}
 	return f.fs.Lock(name)
+}
+
+// LockShared implements FS.
+func (f *FaultFS) LockShared(name string) (io.Closer, error) {
+	if err := f.check(OpLockShared, name); err != nil {
+		return nil, err
+	}
+	return f.fs.LockShared(name)
 }
 
 // SyncDir implements FS.

@@ -60,6 +60,13 @@ func faultWorkload(fsys FS) error {
 			}
 			return err
 		},
+		func() error {
+			l, err := fsys.LockShared("/d/LOCK")
+			if err == nil {
+				l.Close()
+			}
+			return err
+		},
 		func() error { return fsys.Remove("/d/b.sst") },
 	}
 	for _, s := range steps {
@@ -78,8 +85,8 @@ func TestFaultEveryOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := probe.Count(OpAll)
-	if total != 13 {
-		t.Fatalf("workload made %d operations, want 13", total)
+	if total != 14 {
+		t.Fatalf("workload made %d operations, want 14", total)
 	}
 	seen := Op(0)
 	for i := int64(0); i < total; i++ {

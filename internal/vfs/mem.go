@@ -27,7 +27,7 @@ type MemFS struct {
 	mu    sync.Mutex
 	files map[string]*memNode
 	dirs  map[string]bool
-	locks map[string]bool
+	locks map[string]int // -1: locked exclusively; n > 0: n shared holders
 
 	// durable holds the entries that survive a crash whatever happens to
 	// the unsynced directory operations: each directory's entries as of its
@@ -48,7 +48,7 @@ func NewMem() *MemFS {
 	return &MemFS{
 		files:   map[string]*memNode{},
 		dirs:    map[string]bool{"/": true, ".": true},
-		locks:   map[string]bool{},
+		locks:   map[string]int{},
 		durable: map[string]*memNode{},
 	}
 }
@@ -198,8 +198,8 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.locks[name] {
-		return nil, fmt.Errorf("lock %s: already held", name)
+	if n := m.locks[name]; n != 0 {
+		return nil, fmt.Errorf("lock %s: %w (%s)", name, ErrLockHeld, lockHolders(n))
 	}
 	if !m.parentExists(name) {
 		return nil, &os.PathError{Op: "lock", Path: name, Err: fs.ErrNotExist}
@@ -209,19 +209,51 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 		m.files[name] = n
 		m.logOp(dirOp{kind: opLink, name: name, node: n})
 	}
-	m.locks[name] = true
-	return memLock{m, name}, nil
+	m.locks[name] = -1
+	return &memLock{m: m, name: name}, nil
+}
+
+// LockShared implements FS.
+func (m *MemFS) LockShared(name string) (io.Closer, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := m.locks[name]; n < 0 {
+		return nil, fmt.Errorf("lock %s: %w (%s)", name, ErrLockHeld, lockHolders(n))
+	}
+	if _, ok := m.files[name]; !ok {
+		return nil, &os.PathError{Op: "lock", Path: name, Err: fs.ErrNotExist}
+	}
+	m.locks[name]++
+	return &memLock{m: m, name: name, shared: true}, nil
+}
+
+func lockHolders(n int) string {
+	if n < 0 {
+		return "exclusively"
+	}
+	return fmt.Sprintf("shared, by %d holders", n)
 }
 
 type memLock struct {
-	m    *MemFS
-	name string
+	m      *MemFS
+	name   string
+	shared bool
+	closed bool // guarded by m.mu
 }
 
-func (l memLock) Close() error {
+func (l *memLock) Close() error {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	delete(l.m.locks, l.name)
+	if l.closed {
+		return os.ErrClosed
+	}
+	l.closed = true
+	if l.shared && l.m.locks[l.name] > 1 {
+		l.m.locks[l.name]--
+	} else {
+		delete(l.m.locks, l.name)
+	}
 	return nil
 }
 

@@ -58,8 +58,20 @@ type FS interface {
 	// Stat describes the named file.
 	Stat(name string) (os.FileInfo, error)
 	// Lock takes an exclusive lock on the named file, creating it if needed.
-	// It fails at once, without waiting, when another holder has it.
+	// It fails at once, without waiting, when another holder (exclusive or
+	// shared, in this process or another) has it, with an error matching
+	// ErrLockHeld; any other failure (say, one matching fs.ErrPermission)
+	// is returned as it is.
 	Lock(name string) (io.Closer, error)
+	// LockShared takes a shared lock on the named file, which must exist:
+	// it is never created, and it is opened for reading only, so a shared
+	// lock works on read-only media and for users who may only read the
+	// file. Any number of shared holders, in this process and in others,
+	// coexist; it fails at once, without waiting, while an exclusive holder
+	// has the file, with an error matching ErrLockHeld. A missing file
+	// fails with an error matching fs.ErrNotExist, an unreadable one with
+	// one matching fs.ErrPermission.
+	LockShared(name string) (io.Closer, error)
 	// SyncDir makes the directory's entries (creations, renames, removals)
 	// durable.
 	SyncDir(dir string) error
@@ -122,7 +134,8 @@ func (osFS) SyncDir(dir string) error {
 	return err
 }
 
-func (osFS) Lock(name string) (io.Closer, error) { return lockFile(name) }
+func (osFS) Lock(name string) (io.Closer, error)       { return lockFile(name, false) }
+func (osFS) LockShared(name string) (io.Closer, error) { return lockFile(name, true) }
 
 // Join joins path elements (filepath.Join; every FS here uses OS-style paths).
 func Join(elem ...string) string { return filepath.Join(elem...) }
