@@ -15,11 +15,19 @@ import (
 )
 
 // concKey returns the distinct user key number i: a scrambled 8-byte prefix
-// (unique, as the multiplier is odd) plus a short zero suffix.
+// (unique, as the multiplier is odd) plus a short zero suffix, or for one
+// key in 199 a long one, so the writer also starts larger shared slabs
+// early and adds nodes with slabs of their own.
 func concKey(i int) []byte {
 	k := binary.BigEndian.AppendUint64(nil, uint64(i)*0x9e3779b97f4a7c15)
-	return append(k, make([]byte, i%3)...)
+	pad := i % 3
+	if i%199 == 100 {
+		pad = concLongPads[i/199%len(concLongPads)]
+	}
+	return append(k, make([]byte, pad)...)
 }
+
+var concLongPads = []int{17 << 10, maxSharedNode, 70 << 10, maxSharedNode + 1, 200 << 10, 1<<20 + 3}
 
 // concValue is the value written with (ukey, seq): a reader recomputes it
 // from the entry's own key to detect torn or mismatched entries. A few are

@@ -38,9 +38,19 @@
 // 32-bit links (slab index and offset, not pointers), the internal key and
 // an inline value, laid out together so a search touches one or two cache
 // lines per node. A value that would make its node larger than a quarter of
-// a slab gets an allocation of its own; so does a node whose key alone is
-// that large. Add therefore allocates only when it starts a new slab or
-// stores a large value, and Get never allocates. A memtable holds at most
-// 4096 slabs (about 4 GiB of small entries); Add panics beyond that, so the
-// db must flush long before.
+// a slab gets an allocation of its own. A node too large for the rest of the
+// current slab starts the next slab, which is made large enough to hold at
+// least four such nodes; only a node over 256 KiB (a key that large) that
+// does not fit gets a slab of its own, of exactly its size. Add therefore
+// allocates only when it starts a new slab or stores a large value, and Get
+// never allocates.
+//
+// The arena addresses at most 16384 slabs, and every slab but a handful
+// holds more than 256 KiB of entries, so a memtable accepts any sequence of
+// Adds, whatever the key and value sizes, as long as ApproximateMemoryUsage
+// stays at or below MaxMemoryUsage (4 GiB - 64 MiB; the proof is in
+// arena.go). Add panics only past that: the db must flush long before. One
+// Add grows ApproximateMemoryUsage by at most len(ukey) + len(value) +
+// MaxEntryOverhead, which for small entries is far more than their size in
+// a batch.
 package memtable

@@ -179,8 +179,9 @@ func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, f
 
 // ApproximateMemoryUsage returns the bytes held by the entries: node
 // headers and towers, keys with their trailers, and values. The db flushes
-// the memtable when this passes its write buffer size. The unused tails of
-// slabs are not counted, so the true footprint is slightly larger.
+// the memtable when this passes its write buffer size, and must keep it at
+// or below MaxMemoryUsage. The unused tails of slabs are not counted, so
+// the true footprint is somewhat larger (see arena.go).
 func (m *MemTable) ApproximateMemoryUsage() int { return int(m.size.Load()) }
 
 // Len returns the number of entries.
@@ -206,11 +207,11 @@ type reader struct {
 }
 
 func (r *reader) node(ref uint32) []byte {
-	i := int(ref >> slabShift)
+	i := int(ref >> offBits)
 	if i >= len(r.slabs) {
 		r.slabs = *r.m.slabs.Load()
 	}
-	return r.slabs[i][ref&offMask:]
+	return r.slabs[i][(ref&offMask)<<2:]
 }
 
 func (r *reader) value(nd []byte) []byte {
