@@ -2,6 +2,8 @@ package db
 
 import (
 	"fmt"
+
+	"github.com/bloomkv/bloomkv/memtable"
 )
 
 // Size limits of what a store accepts. They are checked where writes are
@@ -39,4 +41,22 @@ func checkKV(key []byte, valueLen int) error {
 		return fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize (%d)", ErrInvalidArgument, valueLen, MaxValueSize)
 	}
 	return nil
+}
+
+// A memtable holds less than WriteBufferSize before a write group is
+// added to it (the writer switches memtables first; replay flushes after
+// each batch), and a group is one batch or small batches of at most
+// maxGroupBytes together. Each write costs the memtable its key and value
+// plus at most memtable.MaxEntryOverhead, so the memtable never grows
+// past the size it supports: this fails to compile if the limits say
+// otherwise.
+const maxMemtableUsage = MaxWriteBufferSize + max(MaxBatchSize+MaxBatchCount*memtable.MaxEntryOverhead,
+	2*maxGroupBytes*(1+memtable.MaxEntryOverhead))
+
+var _ = uint(memtable.MaxMemoryUsage - maxMemtableUsage)
+
+// batchMemtableCost bounds what applying b adds to a memtable's
+// ApproximateMemoryUsage.
+func batchMemtableCost(b *Batch) int64 {
+	return int64(b.Len()) + int64(b.Count())*memtable.MaxEntryOverhead
 }

@@ -146,6 +146,10 @@ func (noLock) Close() error { return nil }
 type memSink struct{ mem *memtable.MemTable }
 
 func (s memSink) add(b *Batch) error {
+	if int64(s.mem.ApproximateMemoryUsage())+batchMemtableCost(b) > memtable.MaxMemoryUsage {
+		return fmt.Errorf("the logs hold more than a memtable can (%d bytes): open the store read-write once to flush them to tables",
+			int64(memtable.MaxMemoryUsage))
+	}
 	insertBatch(s.mem, b)
 	return nil
 }
