@@ -3,7 +3,6 @@ package db
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -79,7 +78,7 @@ type DB struct {
 	logDirDirty bool
 	logSyncing  bool
 	isClosed    bool
-	bgDone      chan struct{}
+	closeDone   chan struct{} // closed when the first Close has released everything
 }
 
 // writer is one Write waiting in the group-commit queue.
@@ -104,10 +103,10 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{
-		dirname: dirname,
-		opts:    o,
-		fs:      o.FS,
-		bgDone:  make(chan struct{}),
+		dirname:   dirname,
+		opts:      o,
+		fs:        o.FS,
+		closeDone: make(chan struct{}),
 
 		versionRefs: map[*manifest.Version]int{},
 		zombies:     map[uint64]bool{},
@@ -675,7 +674,7 @@ func (d *DB) readSeq(ro *ReadOptions) (uint64, error) {
 	}
 	s := ro.Snapshot
 	if s.db != d {
-		return 0, errors.New("bloomkv: snapshot belongs to another DB")
+		return 0, fmt.Errorf("%w: the snapshot belongs to another DB", ErrInvalidArgument)
 	}
 	if err := s.err(); err != nil {
 		return 0, err
@@ -815,9 +814,13 @@ func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.isClosed {
 		d.mu.Unlock()
+		// Another Close runs or ran: return only once it has released
+		// everything, so that whoever sees a Close return may reopen.
+		<-d.closeDone
 		return ErrClosed
 	}
 	d.isClosed = true
+	defer close(d.closeDone)
 	d.closed.Store(true)
 	d.bgCond.Broadcast() // wake writers stalled on level 0 and waiting CompactRanges
 	for len(d.writers) > 0 || d.flushing || d.compacting || d.manual > 0 || d.logSyncing {

@@ -13,8 +13,8 @@ import (
 // Iterator walks the live keys of a store in ascending key order (and back)
 // as of one moment: the snapshot in its ReadOptions, or the moment it was
 // made. Positioning methods return whether the iterator is at a key. Key
-// and Value are valid until the next positioning call; copy them to keep
-// them. An Iterator is not safe for concurrent use; close it when done.
+// and Value are valid until the next positioning call (Close is not one,
+// in either direction); copy them to keep them longer. An Iterator is not safe for concurrent use; close it when done.
 type Iterator struct {
 	d     *DB
 	iter  base.InternalIterator

@@ -261,7 +261,13 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.dataOK = false
-	it.releaseBlock()
+	// Abandoned, not released: a value read just before Close keeps its
+	// bytes (Key and Value stay valid until the next positioning call,
+	// and Close is not one).
+	if it.blk != nil {
+		it.blk.Abandon()
+		it.blk = nil
+	}
 	it.data = blockIter{}
 	it.index = blockIter{}
 	if err == nil {

@@ -24,6 +24,9 @@ type Block struct {
 	// the cache charges.
 	buf  []byte
 	refs atomic.Int32
+	// abandoned: some holder let go with Abandon, so the buffer is never
+	// recycled (see Abandon).
+	abandoned atomic.Bool
 	// class is the buffer's pool, or -1 for a buffer that is left to the
 	// garbage collector (NewBlock's, or one too large to pool).
 	class int16
@@ -107,6 +110,18 @@ func (b *Block) Charge() int64 { return int64(len(b.buf)) }
 // Ref adds a reference. The caller must already hold one.
 func (b *Block) Ref() { b.refs.Add(1) }
 
+// Abandon drops one reference, as Release does, and makes sure the buffer
+// is never recycled: slices of Data handed out earlier stay valid for as
+// long as anyone holds them, and the garbage collector reclaims the
+// buffer. An iterator's Close uses it, so a value returned just before
+// Close is not overwritten by a later cache miss.
+func (b *Block) Abandon() {
+	// Written before the decrement; the holder that drops the last
+	// reference reads it after its own decrement, which comes later.
+	b.abandoned.Store(true)
+	b.Release()
+}
+
 // Release drops one reference. After the last one the buffer is recycled.
 // Releasing more often than referencing is a bug in the caller and
 // panics.
@@ -117,7 +132,7 @@ func (b *Block) Release() {
 	case r < 0:
 		panic("cache: Block released more times than it was referenced")
 	}
-	if b.class < 0 {
+	if b.class < 0 || b.abandoned.Load() {
 		return
 	}
 	if poisonReleased {

@@ -131,3 +131,39 @@ func TestAllocRecycles(t *testing.T) {
 		t.Fatalf("Alloc/Release allocates %.1f times per call, want 0", allocs)
 	}
 }
+
+// TestBlockAbandon: a buffer one holder abandoned is never recycled, even
+// when another holder drops the last reference later, so slices of it
+// handed out before keep their bytes.
+func TestBlockAbandon(t *testing.T) {
+	for _, abandonFirst := range []bool{true, false} {
+		b := Alloc(4000)
+		data := b.Data()
+		for i := range data {
+			data[i] = byte(i)
+		}
+		b.Ref() // a second holder, as the cache
+		if abandonFirst {
+			b.Abandon()
+			b.Release()
+		} else {
+			b.Release()
+			b.Abandon()
+		}
+		for i := 0; i < 100; i++ {
+			n := Alloc(4000)
+			if &n.Data()[0] == &data[0] {
+				t.Fatalf("abandonFirst=%v: an abandoned buffer was handed out again", abandonFirst)
+			}
+			for j := range n.Data() {
+				n.Data()[j] = 0xff
+			}
+			n.Release()
+		}
+		for i := range data {
+			if data[i] != byte(i) {
+				t.Fatalf("abandonFirst=%v: byte %d of an abandoned buffer changed", abandonFirst, i)
+			}
+		}
+	}
+}
