@@ -85,7 +85,7 @@ func TestCloseWithStalledWriters(t *testing.T) {
 	o := &Options{WriteBufferSize: 4 << 10, TargetFileSize: 64 << 10, L0CompactionTrigger: 2, L0SlowdownWritesTrigger: 3, L0StopWritesTrigger: 4}
 	d := mustOpen(t, dir, o)
 	val := bytes.Repeat([]byte("v"), 300)
-	for i := 0; i < 15000; i++ {
+	for i := 0; i < 3000; i++ {
 		if err := d.Put(memKey(i), val, nil); err != nil {
 			t.Fatal(err)
 		}
