@@ -25,6 +25,9 @@ const batchHeaderLen = 12
 type Batch struct {
 	rep []byte
 	err error // the first write refused by a limit; sticky until Reset
+	// userBytes is the key and value bytes of the writes, the "bytes
+	// written by the user" of Metrics.WriteAmplification.
+	userBytes int64
 }
 
 func (b *Batch) init() {
@@ -40,6 +43,7 @@ func (b *Batch) Put(key, value []byte) {
 	}
 	b.init()
 	b.setCount(b.Count() + 1)
+	b.userBytes += int64(len(key) + len(value))
 	b.rep = append(b.rep, byte(base.KindSet))
 	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
 	b.rep = append(b.rep, key...)
@@ -54,6 +58,7 @@ func (b *Batch) Delete(key []byte) {
 	}
 	b.init()
 	b.setCount(b.Count() + 1)
+	b.userBytes += int64(len(key))
 	b.rep = append(b.rep, byte(base.KindDelete))
 	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
 	b.rep = append(b.rep, key...)
@@ -109,6 +114,7 @@ func (b *Batch) Len() int { return len(b.rep) }
 // Reset empties the batch, keeping its memory for reuse, and clears Err.
 func (b *Batch) Reset() {
 	b.err = nil
+	b.userBytes = 0
 	if len(b.rep) >= batchHeaderLen {
 		b.rep = b.rep[:batchHeaderLen]
 		clear(b.rep)
@@ -128,6 +134,7 @@ func (b *Batch) appendBatch(src *Batch) {
 		return
 	}
 	b.setCount(b.Count() + src.Count())
+	b.userBytes += src.userBytes
 	b.rep = append(b.rep, src.rep[batchHeaderLen:]...)
 }
 

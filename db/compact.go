@@ -2,7 +2,6 @@ package db
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/bloomkv/bloomkv/compaction"
@@ -36,6 +35,39 @@ func (d *DB) maybeScheduleCompactionLocked() {
 	go d.compactionLoop()
 }
 
+// WaitForCompactions waits until no flush or compaction runs and, unless
+// Options.DisableAutomaticCompactions is set, the tree needs none (level 0
+// under its trigger, every level under its target size). A benchmark calls
+// it between loading and reading, as db_bench does, so that reads are not
+// measured against the load's background work, and read counters
+// (Metrics) are not mixed with compactions'. Writes that arrive meanwhile
+// can prolong the wait. It returns the background error that stopped
+// flushes or compactions, if any, and ErrClosed once the DB is closed. On
+// a read-only DB, which never compacts, it returns at once.
+func (d *DB) WaitForCompactions() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		switch {
+		case d.isClosed:
+			return ErrClosed
+		case d.bgErr != nil:
+			return d.bgErr
+		case d.opts.ReadOnly:
+			return nil
+		}
+		busy := d.imm != nil || d.flushing || d.compacting || d.manual > 0
+		if !busy && !d.opts.DisableAutomaticCompactions && compaction.Pick(d.vs.current, d.copts, &d.pointers) != nil {
+			d.maybeScheduleCompactionLocked()
+			busy = d.compacting
+		}
+		if !busy {
+			return nil
+		}
+		d.bgCond.Wait()
+	}
+}
+
 // compactionLoop runs compactions until the tree needs none.
 func (d *DB) compactionLoop() {
 	d.mu.Lock()
@@ -47,7 +79,7 @@ func (d *DB) compactionLoop() {
 		}
 		if err := d.runCompactionLocked(c); err != nil {
 			if !errors.Is(err, errCompactionAborted) {
-				d.setBGErrorLocked(fmt.Errorf("bloomkv: compaction: %w", err))
+				d.setBGErrorLocked(wrapf(err, "compaction"))
 			}
 			break
 		}
@@ -275,7 +307,7 @@ func (d *DB) CompactRange(start, limit []byte) error {
 			if errors.Is(err, errCompactionAborted) {
 				return ErrClosed
 			}
-			err = fmt.Errorf("bloomkv: compaction: %w", err)
+			err = wrapf(err, "compaction")
 			d.setBGErrorLocked(err)
 			return err
 		}

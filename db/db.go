@@ -14,9 +14,9 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
 
@@ -97,10 +97,15 @@ type writer struct {
 // open fails with ErrLocked; a damaged CURRENT or MANIFEST fails with
 // ErrCorruption and changes nothing. With Options.ReadOnly, Open changes
 // nothing in the directory at all: the logs are replayed into memory.
+// An empty dirname is refused with ErrInvalidArgument, options out of
+// range with ErrInvalidOptions.
 func Open(dirname string, opts *Options) (*DB, error) {
+	if dirname == "" {
+		return nil, fmt.Errorf("%w: Open needs the store's directory; the path is empty", ErrInvalidArgument)
+	}
 	o, err := opts.resolve()
 	if err != nil {
-		return nil, err
+		return nil, wrapf(err, "open %s", dirname)
 	}
 	d := &DB{
 		dirname:   dirname,
@@ -118,7 +123,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		d.cache = cache.New(o.BlockCacheSize)
 	}
 	if err := d.open(); err != nil {
-		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
+		return nil, wrapf(err, "open %s", dirname)
 	}
 	// A store closed with a deep level 0 (or levels past their targets)
 	// must not wait for the next write to be compacted: reads would pay
@@ -274,12 +279,13 @@ func (d *DB) write(b *Batch, sync bool) error {
 		}
 		if err == nil {
 			d.m.walBytes.Add(int64(len(group.rep)))
+			d.m.userBytes.Add(group.userBytes)
 			insertBatch(mem, group)
 		}
 		d.m.writeNanos.Add(int64(time.Since(start)))
 		d.mu.Lock()
 		if err != nil {
-			err = fmt.Errorf("bloomkv: write-ahead log: %w", err)
+			err = wrapf(err, "write-ahead log")
 			d.setBGErrorLocked(err)
 		} else {
 			d.visibleSeq.Store(d.seq)
@@ -329,7 +335,7 @@ func (d *DB) buildGroupLocked() (*Batch, int) {
 	if last == 0 {
 		return first.batch, 0
 	}
-	group := &Batch{rep: make([]byte, 0, size)}
+	group := &Batch{rep: make([]byte, 0, size), userBytes: first.batch.userBytes}
 	group.rep = append(group.rep, first.batch.rep...)
 	for i := 1; i <= last; i++ {
 		group.appendBatch(d.writers[i].batch)
@@ -393,7 +399,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		// keeps a prefix of its writes (no hole). A synced write waits for
 		// the background sync (waitLogSyncsLocked).
 		if err := d.log.AddRecord(nil); err != nil {
-			err = fmt.Errorf("bloomkv: write-ahead log: %w", err)
+			err = wrapf(err, "write-ahead log")
 			d.setBGErrorLocked(err)
 			return err
 		}
@@ -408,7 +414,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 			}
 		}
 		if err != nil {
-			err = fmt.Errorf("bloomkv: create log: %w", err)
+			err = wrapf(err, "create log")
 			d.setBGErrorLocked(err)
 			return err
 		}
@@ -459,7 +465,7 @@ func (d *DB) logSyncLoop() {
 		}
 		d.mu.Lock()
 		if err != nil {
-			d.setBGErrorLocked(fmt.Errorf("bloomkv: sync of a previous log: %w", err))
+			d.setBGErrorLocked(wrapf(err, "sync of a previous log"))
 		}
 	}
 	d.logSyncing = false
@@ -585,7 +591,7 @@ func (d *DB) flushLoop() {
 			if meta != nil {
 				d.tables.evict(meta.FileNum)
 			}
-			d.setBGErrorLocked(fmt.Errorf("bloomkv: flush: %w", err))
+			d.setBGErrorLocked(wrapf(err, "flush"))
 			break
 		}
 		d.imm = nil
@@ -762,7 +768,7 @@ func (d *DB) tableMayContain(level int, f *manifest.FileMetadata, key []byte) (r
 func (d *DB) tableGet(level int, f *manifest.FileMetadata, r *sstable.Reader, seek, key []byte) (value []byte, kind base.Kind, ok bool, err error) {
 	v, kind, ok, err := r.Get(seek, key)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("bloomkv: table %06d: %w", f.FileNum, err)
+		return nil, 0, false, wrapf(err, "table %06d", f.FileNum)
 	}
 	if !ok {
 		return nil, 0, false, nil

@@ -20,10 +20,28 @@
 // shared flock), never with a read-write DB.
 //
 // A DB is safe for concurrent use by many goroutines. Keys and values are
-// arbitrary byte strings (empty keys and zero bytes included). Errors are
-// checked with errors.Is against ErrNotFound, ErrClosed, ErrCorruption,
-// ErrInvalidOptions, ErrLocked, ErrDBExists, ErrDBMissing and ErrReadOnly.
-// ErrLocked means only that another DB holds the store: a LOCK or
-// directory this user may not open fails with an error matching
-// fs.ErrPermission instead.
+// arbitrary byte strings (empty keys and zero bytes included), up to
+// MaxKeySize and MaxValueSize.
+//
+// # Errors
+//
+// Errors are checked with errors.Is against ErrNotFound, ErrClosed,
+// ErrSnapshotReleased, ErrCorruption, ErrInvalidArgument,
+// ErrInvalidOptions, ErrLocked, ErrDBExists, ErrDBMissing and ErrReadOnly;
+// they carry context (the directory, a file name, an offset) and say
+// "bloomkv: " once, at the front. ErrLocked means only that another DB holds
+// the store: a LOCK or directory this user may not open fails with an error
+// matching fs.ErrPermission instead.
+//
+// # Closing
+//
+// Close a DB, every Iterator (Close) and every Snapshot (Release) when done
+// with it: an open iterator pins its tables and a live snapshot keeps the
+// versions it can see from being compacted away. Closing twice is harmless
+// everywhere and follows os.File's rule: the first call releases, and a
+// later one does nothing and returns ErrClosed (DB.Close, Iterator.Close).
+// Snapshot.Release returns no error, so a second Release simply does
+// nothing. After DB.Close every call on the DB, its iterators and its
+// snapshots returns ErrClosed; a read through a released snapshot returns
+// ErrSnapshotReleased.
 package db

@@ -2,6 +2,8 @@ package db
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -43,3 +45,26 @@ var (
 	// changes nothing, returns nil as on any DB.)
 	ErrReadOnly = errors.New("bloomkv: database is open read-only")
 )
+
+// errorPrefix starts every error the DB makes, once.
+const errorPrefix = "bloomkv: "
+
+// wrapf returns an error "bloomkv: <context>: <err>" that wraps err
+// (errors.Is and errors.As see through it). The "bloomkv: " that err's own
+// message starts with, when it is one of the DB's errors, is dropped so
+// the prefix appears once: "bloomkv: open /x: database does not exist",
+// not "bloomkv: open /x: bloomkv: database does not exist".
+func wrapf(err error, format string, args ...any) error {
+	return &wrapped{context: fmt.Sprintf(format, args...), err: err}
+}
+
+type wrapped struct {
+	context string
+	err     error
+}
+
+func (w *wrapped) Error() string {
+	return errorPrefix + w.context + ": " + strings.TrimPrefix(w.err.Error(), errorPrefix)
+}
+
+func (w *wrapped) Unwrap() error { return w.err }

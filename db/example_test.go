@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // tempDir returns a fresh directory for an example's store and a function
@@ -263,4 +264,34 @@ func ExampleDB_Metrics() {
 	// keys found (true positives): 1000
 	// absent keys let through, under 2%: true
 	// filter bytes in memory > 0: true
+}
+
+// Options.FS puts a store on another file system. vfs.NewMem keeps it in
+// memory and knows what is durable, so a test of a program that embeds the
+// store can crash the machine under it: CrashCloneWith(SurviveNone) keeps
+// only what was synced. (A LOCK is not durable state, so the crashed copy
+// opens while the original is still open.)
+func ExampleOptions_fs() {
+	mem := vfs.NewMem()
+	d, err := db.Open("/store", &db.Options{FS: mem})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	d.Put([]byte("synced"), []byte("1"), &db.WriteOptions{Sync: true})
+	d.Put([]byte("not synced"), []byte("2"), nil)
+
+	crashed := mem.CrashCloneWith(vfs.CrashOptions{UnsyncedData: vfs.SurviveNone, UnsyncedDirOps: vfs.SurviveNone})
+	after, err := db.Open("/store", &db.Options{FS: crashed})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer after.Close()
+	for _, k := range []string{"synced", "not synced"} {
+		v, err := after.Get([]byte(k), nil)
+		fmt.Printf("%s: %q %v\n", k, v, err)
+	}
+	// Output:
+	// synced: "1" <nil>
+	// not synced: "" bloomkv: not found
 }

@@ -313,12 +313,13 @@ func (it *Iterator) Value() []byte { return it.value }
 // ErrCorruption, or ErrClosed after the DB was closed.
 func (it *Iterator) Error() error { return it.err }
 
-// Close releases the iterator and returns Error(). Closing twice is a
-// no-op; a positioning call after Close returns false and makes Error
-// report ErrClosed.
+// Close releases the iterator and returns Error(). A second Close does
+// nothing and returns ErrClosed, as a second DB.Close does (see "Closing"
+// in the package documentation); a positioning call after Close returns
+// false and makes Error report ErrClosed.
 func (it *Iterator) Close() error {
 	if it.done {
-		return it.err
+		return ErrClosed
 	}
 	it.done, it.valid = true, false
 	if it.iter != nil {

@@ -9,7 +9,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
-// NumLevels is the number of levels of the tree.
+// NumLevels is the number of levels of the tree: 7 (L0 to L6), as in
+// LevelDB.
 const NumLevels = manifest.NumLevels
 
 // counters are the DB's running totals, updated with atomics.
@@ -17,6 +18,7 @@ type counters struct {
 	levels      [NumLevels]levelCounters
 	gets        base.Counter
 	walBytes    atomic.Int64
+	userBytes   atomic.Int64
 	walSyncs    atomic.Int64
 	writeNanos  atomic.Int64
 	writeStalls atomic.Int64
@@ -102,10 +104,17 @@ type Metrics struct {
 
 	// Gets counts calls of Get.
 	Gets int64
-	// DataBlocksRead and DataBlockBytesRead count data blocks read from
-	// table files (block cache misses), whether by Get or iterators.
+	// DataBlocksRead and DataBlockBytesRead count the data blocks that
+	// user reads (Get and iterators) read from table files: block cache
+	// misses, or every block read without a cache. Compactions' reads are
+	// not in them.
 	DataBlocksRead     int64
 	DataBlockBytesRead int64
+	// CompactionBlocksRead and CompactionBlockBytesRead count the data
+	// blocks compactions read from table files (they bypass the block
+	// cache).
+	CompactionBlocksRead     int64
+	CompactionBlockBytesRead int64
 	// BlockCacheHits and BlockCacheMisses count block cache lookups.
 	BlockCacheHits   int64
 	BlockCacheMisses int64
@@ -114,8 +123,12 @@ type Metrics struct {
 	BlockCacheSize     int64
 	BlockCacheCapacity int64
 
-	// TablesOpen is the number of tables held open; FilterBytes and
-	// IndexBytes are the filter and index bytes those tables keep in memory.
+	// TablesOpen is the number of tables held open by the table cache:
+	// usually the tables of the tree (the sum of Levels[*].Files), plus
+	// tables no longer in the tree that an iterator, a snapshot's reads or
+	// a compaction still use, until they are deleted. FilterBytes and
+	// IndexBytes are the filter and index bytes those tables keep in
+	// memory.
 	TablesOpen  int
 	FilterBytes int64
 	IndexBytes  int64
@@ -125,7 +138,11 @@ type Metrics struct {
 	MemTableBytes      int64
 	ImmutableMemTables int
 
-	// WALBytesWritten and WALSyncs count write-ahead log appends and fsyncs.
+	// UserBytesWritten is the key and value bytes of the writes applied
+	// by Put, Delete and Write (a deletion counts its key).
+	UserBytesWritten int64
+	// WALBytesWritten and WALSyncs count write-ahead log appends (batch
+	// records, before the log's block framing) and fsyncs.
 	WALBytesWritten int64
 	WALSyncs        int64
 	// WriteStalls counts waits of writers for a flush, or for compaction to
@@ -150,13 +167,18 @@ type Metrics struct {
 	BackgroundError error
 }
 
-// WriteAmplification is the bytes written to tables by flushes and
-// compactions per byte written to the WAL (0 before any write).
+// WriteAmplification is the bytes the store wrote to files per byte the
+// user wrote, the meaning LevelDB and RocksDB users know: (WAL bytes +
+// table bytes written by flushes + table bytes written by compactions) /
+// UserBytesWritten. It counts since Open and is 0 before any write.
+// Compression can bring the table terms below the user's bytes, but the
+// WAL term alone is at least 1 (each write's key and value are logged
+// uncompressed).
 func (m *Metrics) WriteAmplification() float64 {
-	if m.WALBytesWritten == 0 {
+	if m.UserBytesWritten == 0 {
 		return 0
 	}
-	return float64(m.FlushBytesWritten+m.CompactionBytesWritten) / float64(m.WALBytesWritten)
+	return float64(m.WALBytesWritten+m.FlushBytesWritten+m.CompactionBytesWritten) / float64(m.UserBytesWritten)
 }
 
 // BlockCacheHitRate is hits / (hits + misses), 0 before any lookup.
@@ -201,6 +223,8 @@ func (d *DB) Metrics() *Metrics {
 	m.Gets = d.m.gets.Load()
 	m.DataBlocksRead = d.stats.DataBlocksRead.Load()
 	m.DataBlockBytesRead = d.stats.DataBlockBytesRead.Load()
+	m.CompactionBlocksRead = d.stats.CompactionBlocksRead.Load()
+	m.CompactionBlockBytesRead = d.stats.CompactionBlockBytesRead.Load()
 	m.BlockCacheHits = d.stats.CacheHits.Load()
 	m.BlockCacheMisses = d.stats.CacheMisses.Load()
 	if d.cache != nil {
@@ -211,6 +235,7 @@ func (d *DB) Metrics() *Metrics {
 		m.FilterBytes, m.IndexBytes, m.TablesOpen = d.tables.memory()
 	}
 	m.WALBytesWritten = d.m.walBytes.Load()
+	m.UserBytesWritten = d.m.userBytes.Load()
 	m.WALSyncs = d.m.walSyncs.Load()
 	m.WriteStalls = d.m.writeStalls.Load()
 	m.WriteSlowdowns = d.m.writeSlowdowns.Load()
@@ -227,43 +252,66 @@ func (d *DB) Metrics() *Metrics {
 }
 
 // String renders the metrics as a table for people: one row per level with
-// its files, size and filter columns, then the totals.
+// its files, size, compaction traffic and filter columns, then the totals
+// and lines on reads, memory and writes. The table's byte columns share one
+// unit, chosen by the largest figure in them.
 func (m *Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "level | files |     size | compactions |  read(GB) | written(GB) | filter checks |   useful | positives | true pos | false-pos rate\n")
-	fmt.Fprintf(&b, "------+-------+----------+-------------+-----------+-------------+---------------+----------+-----------+----------+---------------\n")
-	row := func(name string, lm LevelMetrics) {
-		f := lm.Filter
-		fmt.Fprintf(&b, "%5s | %5d | %8s | %11d | %9.3f | %11.3f | %13d | %8d | %9d | %8d | %13.4f%%\n",
-			name, lm.Files, humanBytes(int64(lm.Bytes)), lm.Compactions, float64(lm.CompactionBytesIn)/(1<<30),
-			float64(lm.CompactionBytesOut)/(1<<30), f.Checks, f.Useful, f.Positives, f.TruePositives, 100*f.FalsePositiveRate())
-	}
 	var total LevelMetrics
+	var rows []int
 	for l, lm := range m.Levels {
 		total.Files += lm.Files
 		total.Bytes += lm.Bytes
 		total.Compactions += lm.Compactions
 		total.CompactionBytesIn += lm.CompactionBytesIn
 		total.CompactionBytesOut += lm.CompactionBytesOut
-		if lm.Files == 0 && lm.Filter.Checks == 0 && lm.Compactions == 0 {
-			continue
+		if lm.Files != 0 || lm.Filter.Checks != 0 || lm.Compactions != 0 {
+			rows = append(rows, l)
 		}
-		row(fmt.Sprintf("L%d", l), lm)
 	}
 	total.Filter = m.Filter
+	div, unit := byteScale(max(int64(total.Bytes), total.CompactionBytesIn, total.CompactionBytesOut))
+	sizeHdr, readHdr, writtenHdr := "size("+unit+")", "read("+unit+")", "written("+unit+")"
+	fmt.Fprintf(&b, "level | files | %9s | compactions | %9s | %12s | filter checks |   useful | positives | true pos | false-pos rate\n",
+		sizeHdr, readHdr, writtenHdr)
+	fmt.Fprintf(&b, "------+-------+-----------+-------------+-----------+--------------+---------------+----------+-----------+----------+---------------\n")
+	row := func(name string, lm LevelMetrics) {
+		f := lm.Filter
+		fmt.Fprintf(&b, "%5s | %5d | %9.1f | %11d | %9.1f | %12.1f | %13d | %8d | %9d | %8d | %13.4f%%\n",
+			name, lm.Files, float64(lm.Bytes)/div, lm.Compactions, float64(lm.CompactionBytesIn)/div,
+			float64(lm.CompactionBytesOut)/div, f.Checks, f.Useful, f.Positives, f.TruePositives, 100*f.FalsePositiveRate())
+	}
+	for _, l := range rows {
+		row(fmt.Sprintf("L%d", l), m.Levels[l])
+	}
 	row("total", total)
-	fmt.Fprintf(&b, "gets: %d  data blocks read: %d (%s)  block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
-		m.Gets, m.DataBlocksRead, humanBytes(m.DataBlockBytesRead), m.BlockCacheHits, m.BlockCacheMisses,
-		100*m.BlockCacheHitRate(), humanBytes(m.BlockCacheSize), humanBytes(m.BlockCacheCapacity))
-	fmt.Fprintf(&b, "memory: %d tables open, filters %s, indexes %s, memtable %s (+%d frozen)\n",
-		m.TablesOpen, humanBytes(m.FilterBytes), humanBytes(m.IndexBytes), humanBytes(m.MemTableBytes), m.ImmutableMemTables)
-	fmt.Fprintf(&b, "writes: WAL %s (%d syncs), %d flushes wrote %s, %d compactions wrote %s (+%d trivial moves), write amp %.2f, %d stalls, %d slowdowns\n",
-		humanBytes(m.WALBytesWritten), m.WALSyncs, m.Flushes, humanBytes(m.FlushBytesWritten),
+	fmt.Fprintf(&b, "reads: %d gets, %d data blocks read (%s) by gets and iterators, %d (%s) by compactions; block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
+		m.Gets, m.DataBlocksRead, humanBytes(m.DataBlockBytesRead), m.CompactionBlocksRead, humanBytes(m.CompactionBlockBytesRead),
+		m.BlockCacheHits, m.BlockCacheMisses, 100*m.BlockCacheHitRate(), humanBytes(m.BlockCacheSize), humanBytes(m.BlockCacheCapacity))
+	open := fmt.Sprintf("%d tables open", m.TablesOpen)
+	if extra := m.TablesOpen - total.Files; extra > 0 {
+		open = fmt.Sprintf("%d tables open (%d in the tree, %d no longer in it but still used by an iterator or compaction)", m.TablesOpen, total.Files, extra)
+	}
+	fmt.Fprintf(&b, "memory: %s, filters %s, indexes %s, memtable %s (+%d frozen)\n",
+		open, humanBytes(m.FilterBytes), humanBytes(m.IndexBytes), humanBytes(m.MemTableBytes), m.ImmutableMemTables)
+	fmt.Fprintf(&b, "writes: user %s, WAL %s (%d syncs), %d flushes wrote %s, %d compactions wrote %s (+%d trivial moves), write amp %.2f, %d stalls, %d slowdowns\n",
+		humanBytes(m.UserBytesWritten), humanBytes(m.WALBytesWritten), m.WALSyncs, m.Flushes, humanBytes(m.FlushBytesWritten),
 		m.Compactions, humanBytes(m.CompactionBytesWritten), m.TrivialMoves, m.WriteAmplification(), m.WriteStalls, m.WriteSlowdowns)
 	if m.BackgroundError != nil {
 		fmt.Fprintf(&b, "background error: %v\n", m.BackgroundError)
 	}
 	return b.String()
+}
+
+// byteScale picks the unit a column of byte counts up to n is shown in.
+func byteScale(n int64) (float64, string) {
+	switch {
+	case n >= 10<<30:
+		return 1 << 30, "GiB"
+	case n >= 10<<20:
+		return 1 << 20, "MiB"
+	}
+	return 1 << 10, "KiB"
 }
 
 func humanBytes(n int64) string { return base.HumanBytes(n) }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/filter"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var modelOps = flag.Int("model_ops", 4000, "operations per randomized model test run")

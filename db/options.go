@@ -5,8 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/bloomkv/bloomkv/filter"
-	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // Defaults used when an Options field is left at its zero value.
@@ -160,9 +160,11 @@ type Options struct {
 	// file (flushes, recoveries, errors).
 	Logger *slog.Logger
 
-	// FS is the file system the store lives on. nil means the operating
-	// system's. It exists for tests inside this module (in-memory and
-	// fault-injecting file systems).
+	// FS is the file system the store lives on. nil (the default) means
+	// the operating system's, vfs.Default. Package vfs also has an
+	// in-memory one (vfs.NewMem, whose CrashClone shows what a machine
+	// crash could leave) and a fault injector (vfs.NewFaultFS), for tests
+	// of programs that embed the store.
 	FS vfs.FS
 }
 

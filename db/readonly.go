@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // A read-only DB (Options.ReadOnly) looks at a store without changing a

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/filter"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/cespare/xxhash/v2"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var corruptSample = flag.Int("corrupt_sample", 120, "bytes flipped per file larger than 1 KiB in TestCorruption (smaller files: every byte; -long: every byte of every file)")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var faultSeeds = flag.Int("fault_seeds", 100, "random-fault runs in TestFaultInjectionRandom (-long: 2000)")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var stressDuration = flag.Duration("stress_duration", 0, "how long TestConcurrencyStress runs (default 1.5s; -long: 60s)")

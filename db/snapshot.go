@@ -61,8 +61,10 @@ func (d *DB) NewSnapshot() *Snapshot {
 	return s
 }
 
-// Release frees the snapshot. Calling it again is a no-op. Reads through
-// it afterwards fail with ErrSnapshotReleased.
+// Release frees the snapshot. Reads through it afterwards fail with
+// ErrSnapshotReleased (ErrClosed once the DB is closed). Release returns
+// no error, so calling it again simply does nothing (see "Closing" in the
+// package documentation).
 func (s *Snapshot) Release() {
 	s.once.Do(func() {
 		d := s.db

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // tableCache keeps a reader open for every live table, so each table's

@@ -44,8 +44,11 @@ func TestCompactionIterator(t *testing.T) {
 			if err := it.Close(); err != nil || i != len(m) {
 				t.Fatalf("raw=%v mapped=%v: %d of %d entries, err %v", raw, mapped, i, len(m), err)
 			}
-			if got := st.DataBlocksRead.Load(); got != int64(props.NumDataBlocks) {
+			if got := st.CompactionBlocksRead.Load(); got != int64(props.NumDataBlocks) {
 				t.Errorf("raw=%v mapped=%v: read %d data blocks, the table has %d", raw, mapped, got, props.NumDataBlocks)
+			}
+			if got := st.DataBlocksRead.Load(); got != 0 {
+				t.Errorf("raw=%v mapped=%v: a one-pass read counted %d blocks as user reads", raw, mapped, got)
 			}
 			if h, miss := st.CacheHits.Load(), st.CacheMisses.Load(); h != 0 || miss != 0 || c.Size() != 0 {
 				t.Errorf("raw=%v mapped=%v: the block cache was used: %d hits, %d misses, %d bytes", raw, mapped, h, miss, c.Size())

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/cache"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // mapTable writes data to a file and maps it the way the db does.

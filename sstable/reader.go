@@ -22,9 +22,13 @@ import (
 // each other down by counting.
 type ReadStats struct {
 	// DataBlocksRead and DataBlockBytesRead count data blocks read from
-	// the file (trailers included in the bytes), not those found in the
-	// cache.
+	// the file (trailers included in the bytes) by Get and by iterators
+	// made with NewIterator, not those found in the cache.
 	DataBlocksRead, DataBlockBytesRead base.Counter
+	// CompactionBlocksRead and CompactionBlockBytesRead count the data
+	// blocks read by one-pass iterators (NewCompactionIterator), which is
+	// how compactions read their inputs.
+	CompactionBlocksRead, CompactionBlockBytesRead base.Counter
 	// CacheHits and CacheMisses count block cache lookups for data blocks
 	// (only when the Reader has a cache).
 	CacheHits, CacheMisses base.Counter
@@ -381,10 +385,7 @@ func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
 		rb.Release()
 		return nil, err
 	}
-	if st := r.opts.Stats; st != nil {
-		st.DataBlocksRead.Add(1)
-		st.DataBlockBytesRead.Add(int64(len(buf)))
-	}
+	r.countRead(len(buf), false)
 	if err := verifyStoredBlock(buf, h, r.opts.skipChecksums); err != nil {
 		rb.Release()
 		return nil, err
@@ -433,7 +434,7 @@ func decodeStoredToBlock(buf []byte, h blockHandle) (*cache.Block, error) {
 func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
-	stored := r.mappedBlock(h)
+	stored := r.mappedBlock(h, false)
 	if err := verifyStoredBlock(stored, h, r.opts.skipChecksums); err != nil {
 		return nil, err
 	}
@@ -445,7 +446,7 @@ func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
-	stored := r.mappedBlock(h)
+	stored := r.mappedBlock(h, true)
 	b, err = decodeStoredBlockTo(dst, stored, h, r.opts.skipChecksums)
 	if err == nil && Compression(stored[h.size]) == NoCompression {
 		b = append(dst[:0], b...)
@@ -454,15 +455,27 @@ func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error)
 }
 
 // mappedBlock returns data block h and its trailer in the mapping, and
-// counts the read.
-func (r *Reader) mappedBlock(h blockHandle) []byte {
+// counts the read (as a one-pass read when onePass).
+func (r *Reader) mappedBlock(h blockHandle, onePass bool) []byte {
 	end := h.offset + h.size + BlockTrailerLen
 	stored := r.opts.Mapped[h.offset:end:end]
-	if st := r.opts.Stats; st != nil {
-		st.DataBlocksRead.Add(1)
-		st.DataBlockBytesRead.Add(int64(len(stored)))
-	}
+	r.countRead(len(stored), onePass)
 	return stored
+}
+
+// countRead counts a data block of n bytes (trailer included) read from
+// the file, as a one-pass (compaction) read when onePass.
+func (r *Reader) countRead(n int, onePass bool) {
+	st := r.opts.Stats
+	switch {
+	case st == nil:
+	case onePass:
+		st.CompactionBlocksRead.Add(1)
+		st.CompactionBlockBytesRead.Add(int64(n))
+	default:
+		st.DataBlocksRead.Add(1)
+		st.DataBlockBytesRead.Add(int64(n))
+	}
 }
 
 // catchFault, deferred (after debug.SetPanicOnFault(true)) by a function
@@ -502,10 +515,7 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 		if err := r.readAt(buf, h.offset); err != nil {
 			return nil, err
 		}
-		if st := r.opts.Stats; st != nil {
-			st.DataBlocksRead.Add(1)
-			st.DataBlockBytesRead.Add(int64(n))
-		}
+		r.countRead(n, true)
 		b, err = decodeStoredBlockTo(*dbuf, buf, h, r.opts.skipChecksums)
 		if err != nil || Compression(buf[n-BlockTrailerLen]) == NoCompression {
 			return b, err // b aliases rbuf; dbuf is untouched
