@@ -44,6 +44,10 @@ var (
 	// on a DB opened with Options.ReadOnly. (Write of an empty batch, which
 	// changes nothing, returns nil as on any DB.)
 	ErrReadOnly = errors.New("bloomkv: database is open read-only")
+	// ErrIncompleteCheckpoint is wrapped by Open when the directory holds
+	// a checkpoint that DB.Checkpoint did not finish (it crashed or
+	// failed): remove the directory and take the checkpoint again.
+	ErrIncompleteCheckpoint = errors.New("bloomkv: incomplete checkpoint")
 )
 
 // errorPrefix starts every error the DB makes, once.

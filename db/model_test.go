@@ -42,8 +42,9 @@ type modelSnap struct {
 
 // TestRandomizedAgainstModel runs mixed operations against a DB and a map
 // and requires identical answers: puts, deletes, batches, gets (latest and
-// at snapshots), iterators in both directions with seeks, flushes and
-// close/reopen, with small write buffers so tables pile up.
+// at snapshots), iterators in both directions with seeks, flushes,
+// close/reopen and checkpoints (opened and compared with the model), with
+// small write buffers so tables pile up.
 func TestRandomizedAgainstModel(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -168,6 +169,21 @@ func runModel(t *testing.T, seed int64, opts Options, ops int) {
 				fail(op, "Close: %v", err)
 			}
 			d = mustOpen(t, "/db", &opts)
+		case r < 95:
+			// A checkpoint holds exactly the model of its moment, as a
+			// store of its own.
+			dir := fmt.Sprintf("/cp%d", op)
+			if err := d.Checkpoint(dir); err != nil {
+				fail(op, "Checkpoint: %v", err)
+			}
+			c, err := Open(dir, &Options{FS: fs})
+			if err != nil {
+				fail(op, "Open of the checkpoint: %v", err)
+			}
+			checkIterator(t, rng, c, nil, m, func(format string, args ...any) { fail(op, "checkpoint: "+format, args...) })
+			if err := c.Close(); err != nil {
+				fail(op, "Close of the checkpoint: %v", err)
+			}
 		}
 	}
 	for _, s := range snaps {

@@ -41,6 +41,9 @@ func (d *DB) open() (err error) {
 	if err != nil {
 		return fmt.Errorf("reading directory: %w", err)
 	}
+	if err := checkNotIncompleteCheckpoint(names); err != nil {
+		return err
+	}
 	lockExisted := slices.Contains(names, "LOCK")
 	lock, err := d.fs.Lock(lockFileName(d.dirname))
 	if err != nil {
@@ -455,6 +458,16 @@ func checkLiveFiles(names []string, vs *versionSet) error {
 	}
 	if vs.logNum != 0 && !logs[vs.logNum] {
 		return fmt.Errorf("%w: MANIFEST-%06d names log %06d, which is missing", ErrCorruption, vs.manifestNum, vs.logNum)
+	}
+	return nil
+}
+
+// checkNotIncompleteCheckpoint refuses a directory that a Checkpoint did
+// not finish writing.
+func checkNotIncompleteCheckpoint(names []string) error {
+	if slices.Contains(names, checkpointMarker) {
+		return fmt.Errorf("%w: the directory holds %s, left by a DB.Checkpoint that did not finish; remove the directory and take the checkpoint again",
+			ErrIncompleteCheckpoint, checkpointMarker)
 	}
 	return nil
 }

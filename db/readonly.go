@@ -48,6 +48,9 @@ func (d *DB) openReadOnly() (err error) {
 	case err != nil:
 		return err
 	}
+	if _, err := d.fs.Stat(vfs.Join(d.dirname, checkpointMarker)); err == nil {
+		return checkNotIncompleteCheckpoint([]string{checkpointMarker})
+	}
 	lock, err := d.lockShared()
 	if err != nil {
 		return err

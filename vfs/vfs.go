@@ -139,3 +139,14 @@ func (osFS) LockShared(name string) (io.Closer, error) { return lockFile(name, t
 
 // Join joins path elements (filepath.Join; every FS here uses OS-style paths).
 func Join(elem ...string) string { return filepath.Join(elem...) }
+
+// Linker is implemented by the file systems that can make hard links:
+// Default does. DB.Checkpoint links tables through it when it can and
+// copies them when it cannot (or when Link fails, say across devices).
+type Linker interface {
+	// Link makes newname a hard link to the file oldname.
+	Link(oldname, newname string) error
+}
+
+// Link implements Linker with os.Link.
+func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
