@@ -323,3 +323,34 @@ func ExampleDB_Checkpoint() {
 	fmt.Printf("live %s, backup %s\n", live, backup)
 	// Output: live after, backup before
 }
+
+// MultiGet reads many keys at one sequence number: the answers are one
+// consistent view, as through a snapshot. Entry i answers keys[i].
+func ExampleDB_MultiGet() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	d.Put([]byte("user:1"), []byte("ada"), nil)
+	d.Put([]byte("user:3"), []byte("grace"), nil)
+
+	keys := [][]byte{[]byte("user:3"), []byte("user:2"), []byte("user:1")}
+	values, errs := d.MultiGet(keys, nil)
+	for i, k := range keys {
+		switch {
+		case errors.Is(errs[i], db.ErrNotFound):
+			fmt.Printf("%s: not found\n", k)
+		case errs[i] != nil:
+			log.Fatal(errs[i])
+		default:
+			fmt.Printf("%s: %s\n", k, values[i])
+		}
+	}
+	// Output:
+	// user:3: grace
+	// user:2: not found
+	// user:1: ada
+}

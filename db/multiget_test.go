@@ -1,0 +1,219 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/vfs"
+)
+
+// TestMultiGetAgainstGet checks every answer of MultiGet against Get at the
+// same snapshot, over stores with keys in memtables, level 0 and deeper
+// levels, deletions, absent keys, duplicates and keys in any order.
+func TestMultiGetAgainstGet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"bloom", Options{WriteBufferSize: 8 << 10, BlockSize: 256}},
+		{"nofilter", Options{WriteBufferSize: 8 << 10, FilterPolicy: filter.None}},
+		{"leveldb-nocache", Options{WriteBufferSize: 16 << 10, FilterPolicy: filter.NewLevelDBBloomPolicy(10), DisableBlockCache: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.FS = vfs.NewMem()
+			d := mustOpen(t, "/db", &o)
+			defer d.Close()
+			rng := rand.New(rand.NewSource(7))
+			model := map[string]string{}
+			var snaps []*Snapshot
+			var snapModels []map[string]string
+			for round := 0; round < 8; round++ {
+				for i := 0; i < 400; i++ {
+					k := fmt.Sprintf("key%05d", rng.Intn(3000))
+					if rng.Intn(6) == 0 {
+						d.Delete([]byte(k), nil)
+						delete(model, k)
+					} else {
+						v := fmt.Sprintf("v%d-%d", round, rng.Int())
+						d.Put([]byte(k), []byte(v), nil)
+						model[k] = v
+					}
+				}
+				if round%3 == 0 {
+					s := d.NewSnapshot()
+					m := map[string]string{}
+					for k, v := range model {
+						m[k] = v
+					}
+					snaps, snapModels = append(snaps, s), append(snapModels, m)
+				}
+				if round == 4 {
+					if err := d.CompactRange(nil, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for q := 0; q < 20; q++ {
+					n := rng.Intn(100)
+					keys := make([][]byte, n)
+					for j := range keys {
+						switch rng.Intn(4) {
+						case 0:
+							keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)) + "x") // absent, sorts among real keys
+						case 1:
+							if j > 0 {
+								keys[j] = keys[rng.Intn(j)] // a duplicate
+								continue
+							}
+							fallthrough
+						default:
+							keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)))
+						}
+					}
+					ro, want := (*ReadOptions)(nil), model
+					if rng.Intn(3) == 0 {
+						s := rng.Intn(len(snaps))
+						ro, want = &ReadOptions{Snapshot: snaps[s]}, snapModels[s]
+					}
+					orig := make([][]byte, n)
+					for j := range keys {
+						orig[j] = append([]byte(nil), keys[j]...)
+					}
+					vals, errs := d.MultiGet(keys, ro)
+					if len(vals) != n || len(errs) != n {
+						t.Fatalf("MultiGet of %d keys returned %d values, %d errors", n, len(vals), len(errs))
+					}
+					for j, k := range keys {
+						if !bytes.Equal(k, orig[j]) {
+							t.Fatalf("MultiGet changed key %d", j)
+						}
+						wv, ok := want[string(k)]
+						switch {
+						case ok && (errs[j] != nil || string(vals[j]) != wv):
+							t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want %q", round, j, k, vals[j], errs[j], wv)
+						case !ok && (!errors.Is(errs[j], ErrNotFound) || vals[j] != nil):
+							t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want ErrNotFound", round, j, k, vals[j], errs[j])
+						}
+					}
+				}
+			}
+			if m := d.Metrics(); m.Levels[0].Files == 0 || m.Levels[1].Files+m.Levels[2].Files == 0 {
+				t.Fatalf("the store never had tables both in level 0 and deeper: %+v", m.Levels)
+			}
+			for _, s := range snaps {
+				s.Release()
+			}
+			_, errs := d.MultiGet([][]byte{[]byte("key00001")}, &ReadOptions{Snapshot: snaps[0]})
+			if !errors.Is(errs[0], ErrSnapshotReleased) {
+				t.Fatalf("MultiGet through a released snapshot: %v", errs[0])
+			}
+		})
+	}
+}
+
+// TestMultiGetFilterMetrics checks that MultiGet's filter probes count as
+// Get's do: the same lookups move the same counters.
+func TestMultiGetFilterMetrics(t *testing.T) {
+	open := func() *DB {
+		d := mustOpen(t, "/db", &Options{FS: vfs.NewMem(), WriteBufferSize: 8 << 10})
+		for i := 0; i < 3000; i++ {
+			d.Put([]byte(fmt.Sprintf("key%05d", i)), []byte("v"), nil)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var keys [][]byte
+	for i := 0; i < 3000; i += 7 {
+		keys = append(keys, []byte(fmt.Sprintf("key%05d", i)), []byte(fmt.Sprintf("key%05dx", i)))
+	}
+	a, b := open(), open()
+	defer a.Close()
+	defer b.Close()
+	for _, k := range keys {
+		a.Get(k, nil)
+	}
+	b.MultiGet(keys, nil)
+	ma, mb := a.Metrics(), b.Metrics()
+	if ma.Filter != mb.Filter || ma.Gets != mb.Gets {
+		t.Fatalf("Get loop: %+v, %d gets; MultiGet: %+v, %d gets", ma.Filter, ma.Gets, mb.Filter, mb.Gets)
+	}
+	if ma.Filter.Checks == 0 || ma.Filter.Useful == 0 {
+		t.Fatalf("no filter work measured: %+v", ma.Filter)
+	}
+}
+
+// TestMultiGetConsistentView runs MultiGets over all keys of writers whose
+// every batch rewrites all their keys with the batch number, while
+// flushes and compactions run: one MultiGet must see one batch per writer.
+func TestMultiGetConsistentView(t *testing.T) {
+	const writers, keysPerWriter = 3, 16
+	d := mustOpen(t, t.TempDir(), &Options{WriteBufferSize: 8 << 10, L0CompactionTrigger: 2, LBaseMaxBytes: 32 << 10, TargetFileSize: 8 << 10})
+	var keys [][]byte
+	for w := 0; w < writers; w++ {
+		for k := 0; k < keysPerWriter; k++ {
+			keys = append(keys, []byte(fmt.Sprintf("w%d.k%02d", w, k)))
+		}
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 1; !stop.Load(); j++ {
+				b := &Batch{}
+				for k := 0; k < keysPerWriter; k++ {
+					b.Put([]byte(fmt.Sprintf("w%d.k%02d", w, k)), []byte(fmt.Sprintf("%d:%0100d", j, 0)))
+				}
+				if err := d.Write(b, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	rng := rand.New(rand.NewSource(1))
+	for q := 0; q < n; q++ {
+		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		vals, errs := d.MultiGet(keys, nil)
+		seen := map[byte]string{}
+		for i, k := range keys {
+			var batch string
+			switch {
+			case errors.Is(errs[i], ErrNotFound):
+				batch = "absent"
+			case errs[i] != nil:
+				t.Fatal(errs[i])
+			default:
+				batch = string(bytes.SplitN(vals[i], []byte(":"), 2)[0])
+			}
+			w := k[1]
+			if prev, ok := seen[w]; ok && prev != batch {
+				t.Fatalf("one MultiGet saw writer %c at batches %s and %s", w, prev, batch)
+			}
+			seen[w] = batch
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if m := d.Metrics(); m.Flushes == 0 || m.Compactions == 0 {
+		t.Errorf("no flush or compaction ran during the test: %d flushes, %d compactions", m.Flushes, m.Compactions)
+	}
+	d.Close()
+	_, errs := d.MultiGet(keys[:2], nil)
+	if !errors.Is(errs[0], ErrClosed) || !errors.Is(errs[1], ErrClosed) {
+		t.Fatalf("MultiGet after Close: %v", errs)
+	}
+}
