@@ -354,3 +354,29 @@ func ExampleDB_MultiGet() {
 	// user:2: not found
 	// user:1: ada
 }
+
+// A scan of every key with a prefix: PrefixBounds gives the bounds, and the
+// iterator never reads a table or block that holds none of those keys.
+func ExamplePrefixBounds() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"user:41:name", "user:42:email", "user:42:name", "user:43:name"} {
+		d.Put([]byte(k), []byte("..."), nil)
+	}
+	lower, upper := db.PrefixBounds([]byte("user:42:"))
+	it := d.NewIterator(&db.ReadOptions{LowerBound: lower, UpperBound: upper})
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Printf("%s\n", it.Key())
+	}
+	if err := it.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// user:42:email
+	// user:42:name
+}

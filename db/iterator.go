@@ -38,6 +38,10 @@ type Iterator struct {
 	// valueBuf holds the value of a reverse step, which findPrev finds
 	// only after moving the inner iterator past it.
 	valueBuf []byte
+	// lower and upper are ReadOptions' bounds (copies; nil: unbounded);
+	// empty is set when they leave no key.
+	lower, upper []byte
+	empty        bool
 }
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
@@ -66,6 +70,15 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		return it
 	}
 	it.seq = seq
+	if ro != nil {
+		if ro.LowerBound != nil {
+			it.lower = append([]byte{}, ro.LowerBound...)
+		}
+		if ro.UpperBound != nil {
+			it.upper = append([]byte{}, ro.UpperBound...)
+		}
+		it.empty = it.lower != nil && it.upper != nil && bytes.Compare(it.lower, it.upper) >= 0
+	}
 	// Room for both memtables, every L0 table and one levelIter a level.
 	n := 2 + len(it.rs.v.Files)
 	if len(it.rs.v.Files) > 0 {
@@ -77,6 +90,13 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		iters = append(iters, it.rs.imm.NewIterator())
 	}
 	for level, files := range it.rs.v.Files {
+		if len(files) == 0 {
+			continue
+		}
+		if it.empty {
+			break
+		}
+		files = it.overlapping(files)
 		if len(files) == 0 {
 			continue
 		}
@@ -92,14 +112,35 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 					it.rs = nil
 					return it
 				}
-				iters = append(iters, r.NewIterator())
+				ti := r.NewIterator()
+				ti.SetBounds(it.lower, it.upper)
+				iters = append(iters, ti)
 			}
 			continue
 		}
-		iters = append(iters, &levelIter{d: d, files: files})
+		iters = append(iters, &levelIter{d: d, files: files, lower: it.lower, upper: it.upper})
 	}
 	it.iter = compaction.NewMergingIterator(iters...)
 	return it
+}
+
+// overlapping returns the files whose user-key range meets the bounds.
+// For a level >= 1, sorted and disjoint, that is a contiguous run.
+func (it *Iterator) overlapping(files []*manifest.FileMetadata) []*manifest.FileMetadata {
+	if it.lower == nil && it.upper == nil {
+		return files
+	}
+	in := func(f *manifest.FileMetadata) bool {
+		return (it.lower == nil || bytes.Compare(base.UserKey(f.Largest), it.lower) >= 0) &&
+			(it.upper == nil || bytes.Compare(base.UserKey(f.Smallest), it.upper) < 0)
+	}
+	var out []*manifest.FileMetadata
+	for _, f := range files {
+		if in(f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // enter starts a positioning call: it registers the call as a read (Close
@@ -141,7 +182,15 @@ func (it *Iterator) First() bool {
 	}
 	defer it.exit(cell)
 	it.dir = 1
-	it.iter.First()
+	if it.empty {
+		it.valid = false
+		return false
+	}
+	if it.lower != nil {
+		it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], it.lower, it.seq, base.KindSeek))
+	} else {
+		it.iter.First()
+	}
 	it.findNext(false, nil)
 	return it.checkErr()
 }
@@ -154,12 +203,22 @@ func (it *Iterator) Last() bool {
 	}
 	defer it.exit(cell)
 	it.dir = -1
-	it.iter.Last()
+	if it.empty {
+		it.valid = false
+		return false
+	}
+	if it.upper != nil {
+		// Every entry of a user key < upper sorts before (upper, the
+		// largest trailer).
+		it.iter.SeekLT(base.AppendInternalKey(it.seekArr[:0], it.upper, base.MaxSeqNum, base.KindSeek))
+	} else {
+		it.iter.Last()
+	}
 	it.findPrev()
 	return it.checkErr()
 }
 
-// Seek moves to the first key >= key.
+// Seek moves to the first key >= key (and >= the lower bound).
 func (it *Iterator) Seek(key []byte) bool {
 	cell, ok := it.enter()
 	if !ok {
@@ -167,6 +226,13 @@ func (it *Iterator) Seek(key []byte) bool {
 	}
 	defer it.exit(cell)
 	it.dir = 1
+	if it.empty {
+		it.valid = false
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
 	it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], key, it.seq, base.KindSeek))
 	it.findNext(false, nil)
 	return it.checkErr()
@@ -187,7 +253,11 @@ func (it *Iterator) Next() bool {
 		// The inner iterator is before the current key's entries.
 		it.dir = 1
 		if !it.iter.Valid() {
-			it.iter.First()
+			if it.lower != nil {
+				it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], it.lower, it.seq, base.KindSeek))
+			} else {
+				it.iter.First()
+			}
 		} else {
 			it.iter.Next()
 		}
@@ -240,6 +310,9 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 			it.valid = false
 			return
 		}
+		if it.upper != nil && bytes.Compare(ukey, it.upper) >= 0 {
+			break
+		}
 		if seq > it.seq {
 			continue
 		}
@@ -280,6 +353,9 @@ func (it *Iterator) findPrev() {
 			it.err = base.CorruptionErrorf("iterator met a malformed internal key")
 			it.valid = false
 			return
+		}
+		if it.lower != nil && bytes.Compare(ukey, it.lower) < 0 {
+			break // it.key, if any, is decided
 		}
 		if seq <= it.seq {
 			if kind != base.KindDelete && bytes.Compare(ukey, it.key) < 0 {
@@ -346,6 +422,9 @@ type levelIter struct {
 	// compaction makes it open sstable.Reader.NewCompactionIterator: one
 	// pass, no block cache.
 	compaction bool
+	// lower and upper are a bounded Iterator's bounds, passed to each
+	// table's iterator.
+	lower, upper []byte
 }
 
 func (l *levelIter) open(i int) bool {
@@ -367,7 +446,9 @@ func (l *levelIter) open(i int) bool {
 	if l.compaction {
 		l.cur = r.NewCompactionIterator()
 	} else {
-		l.cur = r.NewIterator()
+		ti := r.NewIterator()
+		ti.SetBounds(l.lower, l.upper)
+		l.cur = ti
 	}
 	return true
 }

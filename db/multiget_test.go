@@ -185,7 +185,8 @@ func TestMultiGetConsistentView(t *testing.T) {
 		n = 500
 	}
 	rng := rand.New(rand.NewSource(1))
-	for q := 0; q < n; q++ {
+	// At least n queries, and on until a compaction has run under them.
+	for q := 0; q < n || (q < 200*n && q%50 != 0) || (q < 200*n && d.Metrics().Compactions == 0); q++ {
 		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 		vals, errs := d.MultiGet(keys, nil)
 		seen := map[byte]string{}

@@ -181,6 +181,33 @@ type ReadOptions struct {
 	// Snapshot, if set, makes the read see the store as it was when the
 	// snapshot was taken. nil reads the latest state.
 	Snapshot *Snapshot
+
+	// LowerBound and UpperBound bound an iterator to the keys k with
+	// LowerBound <= k < UpperBound; nil means unbounded on that side (the
+	// default). The iterator never returns a key outside them, in either
+	// direction, and never reads a table, nor a data block, whose keys all
+	// lie outside them: a bounded scan of a narrow range reads only what
+	// the range holds. An empty or inverted range (LowerBound >=
+	// UpperBound) is an iterator with no keys. NewIterator copies them.
+	// PrefixBounds gives the bounds of the keys that start with a prefix.
+	// Get and MultiGet ignore them.
+	LowerBound, UpperBound []byte
+}
+
+// PrefixBounds returns the bounds of the keys that start with prefix, for
+// ReadOptions.LowerBound and UpperBound: lower is prefix and upper the
+// smallest key greater than every key with the prefix (nil, unbounded,
+// when prefix is empty or all 0xff bytes).
+func PrefixBounds(prefix []byte) (lower, upper []byte) {
+	lower = append([]byte{}, prefix...)
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			upper = append([]byte{}, prefix[:i+1]...)
+			upper[i]++
+			return lower, upper
+		}
+	}
+	return lower, nil
 }
 
 // Upper limits of options, besides MaxWriteBufferSize: they keep level

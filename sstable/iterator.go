@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -32,6 +33,20 @@ type Iterator struct {
 	// blk is the cached data block that data walks, referenced until the
 	// iterator moves to another block or is closed (nil when uncached).
 	blk *cache.Block
+	// lower and upper are the user-key bounds of SetBounds.
+	lower, upper []byte
+}
+
+// SetBounds tells the iterator that its caller wants no user key below
+// lower nor at or above upper (nil: unbounded on that side). The iterator
+// then never loads a data block whose keys all lie outside the bounds when
+// it steps from block to block: Next stops (becomes invalid) instead of
+// reading a block whose first key is >= upper, and Prev instead of reading
+// one whose last key is < lower. Entries outside the bounds in a block it
+// has loaded may still be returned: the caller filters them, and positions
+// with SeekGE(lower) and SeekLT(upper) rather than First and Last.
+func (it *Iterator) SetBounds(lower, upper []byte) {
+	it.lower, it.upper = lower, upper
 }
 
 var _ base.InternalIterator = (*Iterator)(nil)
@@ -111,6 +126,12 @@ func (it *Iterator) skipForward() bool {
 		if err := it.data.Error(); err != nil {
 			return it.fail(err)
 		}
+		// The current separator is >= every key of this block and < every
+		// key of the next: at or past upper, the next block is too.
+		if it.upper != nil && it.index.Valid() && bytes.Compare(base.UserKey(it.index.Key()), it.upper) >= 0 {
+			it.dataOK = false
+			return false
+		}
 		if !it.index.Next() {
 			return it.indexDone()
 		}
@@ -131,6 +152,12 @@ func (it *Iterator) skipBackward() bool {
 		}
 		if !it.index.Prev() {
 			return it.indexDone()
+		}
+		// The previous block's keys are <= its separator: below lower,
+		// all of them are.
+		if it.lower != nil && bytes.Compare(base.UserKey(it.index.Key()), it.lower) < 0 {
+			it.dataOK = false
+			return false
 		}
 		if !it.loadBlock() {
 			return false
