@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/logrec"
 )
 
 // batchHeaderLen is the size of a batch's header: an 8-byte sequence number
 // and a 4-byte count, both little endian.
-const batchHeaderLen = 12
+const batchHeaderLen = logrec.BatchHeaderLen
 
 // Batch is an ordered set of writes applied atomically by DB.Write: after a
 // crash either all of a batch is there or none of it. The zero value is an
@@ -136,89 +137,4 @@ func (b *Batch) appendBatch(src *Batch) {
 	b.setCount(b.Count() + src.Count())
 	b.userBytes += src.userBytes
 	b.rep = append(b.rep, src.rep[batchHeaderLen:]...)
-}
-
-// batchOp is one decoded write of a batch.
-type batchOp struct {
-	kind       base.Kind
-	key, value []byte
-}
-
-// LogWrite is one write of a batch record of a write-ahead log, as
-// DecodeLogBatch returns it.
-type LogWrite struct {
-	Delete     bool   // a Delete (no Value); otherwise a Put
-	Key, Value []byte // alias the record
-}
-
-// DecodeLogBatch decodes rec, a batch record of a write-ahead log (see
-// ClassifyLogRecord): the sequence number of its first write, and its
-// writes in order, aliasing rec. Every length is checked against the
-// bytes present; a malformed record gives an error wrapping
-// ErrCorruption. Tools that read logs (kvtool wal dump) use it.
-func DecodeLogBatch(rec []byte) (seq uint64, writes []LogWrite, err error) {
-	err = forEachBatchOp(rec, func(op batchOp) error {
-		writes = append(writes, LogWrite{Delete: op.kind == base.KindDelete, Key: op.key, Value: op.value})
-		return nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return binary.LittleEndian.Uint64(rec), writes, nil
-}
-
-// forEachBatchOp decodes a batch encoding, validating every length against
-// the bytes present, and calls fn for each write in order. A malformed
-// encoding (including a count that does not match the records) is an error
-// wrapping ErrCorruption; fn has then possibly been called for a prefix, so
-// callers that must not half-apply a batch validate first with fn == nil.
-func forEachBatchOp(rep []byte, fn func(op batchOp) error) error {
-	if len(rep) < batchHeaderLen {
-		return base.CorruptionErrorf("batch of %d bytes is shorter than its header", len(rep))
-	}
-	want := int(binary.LittleEndian.Uint32(rep[8:12]))
-	p := rep[batchHeaderLen:]
-	n := 0
-	for len(p) > 0 {
-		kind := base.Kind(p[0])
-		p = p[1:]
-		if kind > base.KindMax {
-			return base.CorruptionErrorf("batch record %d has unknown kind %d", n, kind)
-		}
-		key, rest, err := readLengthPrefixed(p)
-		if err != nil {
-			return fmt.Errorf("batch record %d key: %w", n, err)
-		}
-		p = rest
-		var value []byte
-		if kind == base.KindSet {
-			value, rest, err = readLengthPrefixed(p)
-			if err != nil {
-				return fmt.Errorf("batch record %d value: %w", n, err)
-			}
-			p = rest
-		}
-		if fn != nil {
-			if err := fn(batchOp{kind, key, value}); err != nil {
-				return err
-			}
-		}
-		n++
-	}
-	if n != want {
-		return base.CorruptionErrorf("batch header says %d records, found %d", want, n)
-	}
-	return nil
-}
-
-func readLengthPrefixed(p []byte) (field, rest []byte, err error) {
-	l, n := binary.Uvarint(p)
-	if n <= 0 {
-		return nil, nil, base.CorruptionErrorf("bad varint length")
-	}
-	p = p[n:]
-	if l > uint64(len(p)) {
-		return nil, nil, base.CorruptionErrorf("length %d runs past the %d bytes left", l, len(p))
-	}
-	return p[:l:l], p[l:], nil
 }

@@ -2,7 +2,6 @@ package db
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/logrec"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -346,8 +346,8 @@ func (d *DB) buildGroupLocked() (*Batch, int) {
 // insertBatch applies a validated batch to a memtable.
 func insertBatch(mem *memtable.MemTable, b *Batch) {
 	seq := b.seq()
-	_ = forEachBatchOp(b.rep, func(op batchOp) error {
-		mem.Add(seq, op.kind, op.key, op.value)
+	_ = logrec.ForEachOp(b.rep, func(op logrec.Op) error {
+		mem.Add(seq, op.Kind, op.Key, op.Value)
 		seq++
 		return nil
 	})
@@ -408,7 +408,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		var log *wal.Writer
 		if err == nil {
 			log = wal.NewWriter(f)
-			if err = log.AddRecord(appendLogHeader(nil, d.logNum)); err != nil {
+			if err = log.AddRecord(logrec.AppendHeader(nil, d.logNum)); err != nil {
 				f.Close()
 				_ = d.fs.Remove(logFileName(d.dirname, num))
 			}
@@ -480,54 +480,6 @@ func (d *DB) waitLogSyncsLocked() error {
 		d.bgCond.Wait()
 	}
 	return d.bgErr
-}
-
-// logHeaderTag starts the header record of a log. A header record is
-// shorter than a batch's 12-byte header, so it cannot be taken for one;
-// an empty record ends a log.
-const logHeaderTag = 0xfe
-
-// appendLogHeader appends the header record of a log whose predecessor
-// (the log of the memtable before) is prev, 0 for none.
-func appendLogHeader(dst []byte, prev uint64) []byte {
-	dst = append(dst, logHeaderTag)
-	return binary.AppendUvarint(dst, prev)
-}
-
-// LogRecordType tells what one record of a write-ahead log holds.
-type LogRecordType int
-
-const (
-	// LogBatch is a batch of writes (or damage, which decoding it reports).
-	LogBatch LogRecordType = iota
-	// LogHeader starts a log made at a memtable switch and names the log
-	// before it.
-	LogHeader
-	// LogEnd ends a log at a memtable switch: no write follows it there.
-	LogEnd
-)
-
-// ClassifyLogRecord reports what rec, one record of a write-ahead log as
-// the wal package reads it, holds; for a LogHeader, prev is the number of
-// the log before. Tools that read logs use it to tell the markers of
-// memtable switches from batches.
-func ClassifyLogRecord(rec []byte) (t LogRecordType, prev uint64) {
-	if len(rec) == 0 {
-		return LogEnd, 0
-	}
-	if prev, ok := decodeLogHeader(rec); ok {
-		return LogHeader, prev
-	}
-	return LogBatch, 0
-}
-
-// decodeLogHeader decodes a header record made by appendLogHeader.
-func decodeLogHeader(rec []byte) (prev uint64, ok bool) {
-	if len(rec) < 2 || len(rec) >= batchHeaderLen || rec[0] != logHeaderTag {
-		return 0, false
-	}
-	prev, n := binary.Uvarint(rec[1:])
-	return prev, n == len(rec)-1
 }
 
 // createLog creates log num, appended through a memory map when the file

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/logrec"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/vfs"
@@ -288,7 +289,7 @@ func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool, si
 			break
 		}
 		if err == nil && len(rec) < batchHeaderLen {
-			switch prev, ok := decodeLogHeader(rec); {
+			switch prev, ok := logrec.DecodeHeader(rec); {
 			case len(rec) == 0 && !ended:
 				ended = true // the end-of-log record
 				continue
@@ -304,7 +305,7 @@ func (d *DB) replayLog(num uint64, prevOK func(prev uint64, known bool) bool, si
 			if ended {
 				err = base.CorruptionErrorf("record after the end-of-log record")
 			} else {
-				err = forEachBatchOp(rec, nil)
+				err = logrec.ForEachOp(rec, nil)
 			}
 		}
 		if err != nil && first && errors.Is(err, ErrCorruption) && !prevOK(0, false) {

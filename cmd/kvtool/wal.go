@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/bloomkv/bloomkv/db"
 	"io"
 	"os"
 
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/logrec"
 	"github.com/bloomkv/bloomkv/wal"
 )
 
@@ -43,7 +44,7 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		for i, op := range b.ops {
-			if op.Delete {
+			if op.Kind == base.KindDelete {
 				fmt.Fprintf(stdout, "  %d DEL %s\n", b.seq+uint64(i), bf.format(op.Key))
 			} else {
 				fmt.Fprintf(stdout, "  %d SET %s => %s\n", b.seq+uint64(i), bf.format(op.Key), bf.format(op.Value))
@@ -86,10 +87,10 @@ func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records
 		}
 		var b *batch
 		if err == nil {
-			switch t, prev := db.ClassifyLogRecord(rec); t {
-			case db.LogHeader:
+			switch t, prev := logrec.Classify(rec); t {
+			case logrec.Header:
 				b = &batch{size: len(rec), marker: fmt.Sprintf("header: the log before is %06d.log", prev)}
-			case db.LogEnd:
+			case logrec.End:
 				b = &batch{marker: "end of log (memtable switch)"}
 			default:
 				b, err = decodeBatch(rec)
@@ -108,21 +109,21 @@ func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records
 }
 
 // batch is a decoded WAL record: a db.Batch's encoding (decoded by
-// db.DecodeLogBatch), or a marker of a memtable switch.
+// logrec.DecodeBatch), or a marker of a memtable switch.
 type batch struct {
 	seq  uint64
 	size int
-	ops  []db.LogWrite
+	ops  []logrec.Op
 	// marker, when not empty, says the record is no batch but the header
 	// or the end record a memtable switch writes (see
-	// db.ClassifyLogRecord).
+	// logrec.Classify).
 	marker string
 }
 
 // decodeBatch decodes a batch record, checking every length against the
 // bytes present. The ops alias rec.
 func decodeBatch(rec []byte) (*batch, error) {
-	seq, ops, err := db.DecodeLogBatch(rec)
+	seq, ops, err := logrec.DecodeBatch(rec)
 	if err != nil {
 		return nil, err
 	}
