@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 // TestErrorMessagesSayBloomkvOnce checks the prefix rule of the package
@@ -141,5 +142,32 @@ func TestWaitForCompactions(t *testing.T) {
 	}
 	if err := d.WaitForCompactions(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("WaitForCompactions after Close: %v", err)
+	}
+}
+
+// TestLegacyBloomTablesStayFiltered: tables written with the Bloom
+// encoding before v2 (filter.LegacyBloomPolicyName) are read, and filtered,
+// by a store whose policy is now the default.
+func TestLegacyBloomTablesStayFiltered(t *testing.T) {
+	dir := t.TempDir()
+	d := mustOpen(t, dir, &Options{FilterPolicy: filter.NewLegacyBloomPolicy(10)})
+	for i := 0; i < 1000; i++ {
+		if err := d.Put([]byte(fmt.Sprintf("k%05d", i)), []byte("v"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = mustOpen(t, dir, nil)
+	defer d.Close()
+	for i := 0; i < 1000; i++ {
+		mustGet(t, d, fmt.Sprintf("k%05d", i), "v")
+		mustMiss(t, d, fmt.Sprintf("k%05dx", i))
+	}
+	f := d.Metrics().Filter
+	if f.Checks < 1990 || f.Useful < 900 { // k00999x is past the table: no check
+		t.Fatalf("the legacy table's filter was not used: %+v", f)
 	}
 }

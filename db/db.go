@@ -150,6 +150,7 @@ func (d *DB) knownFilters() []filter.Policy {
 	}
 	return append(ps,
 		filter.NewBloomPolicy(DefaultBloomBitsPerKey),
+		filter.NewLegacyBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewBlockedBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewBinaryFusePolicy(8),

@@ -6,7 +6,7 @@ import (
 )
 
 func benchPolicies() []Policy {
-	return []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8)}
+	return []Policy{NewBloomPolicy(10), NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8)}
 }
 
 // BenchmarkBuild measures AddKey plus the key's share of Finish: one op is

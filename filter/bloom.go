@@ -11,12 +11,18 @@ import (
 //
 // Encoding: a bit array of m bits (m a multiple of 64, at least 64, stored as
 // m/8 bytes, bit i in byte i/8 at position i%8) followed by one byte k, the
-// number of probes. A key with h = xxhash64(key) sets bits
-// fastrange(h1 + i*h2, m) for i in [0,k), where h1 = h, h2 = rotl64(h,32)|1,
-// the sum wraps mod 2^64, and fastrange(x, m) = (x*m) >> 64 in 128-bit
-// arithmetic. A reader takes m from the filter's length (any length works)
-// and k from its last byte.
-const BloomPolicyName = "bloomkv.BloomFilter64"
+// number of probes. A key with h = xxhash64(key) sets the bits
+// fastrange(x_i, m) for i in [0,k), where x_0 = h, x_{i+1} = x_i·M + c with
+// M = 0xd1342543de82ef95 and c = rotl64(h,32)|1 (mod 2^64), and
+// fastrange(x, m) = (x*m) >> 64 in 128-bit arithmetic. A reader takes m from
+// the filter's length (any length works) and k from its last byte.
+const BloomPolicyName = "bloomkv.BloomFilter64v2"
+
+// LegacyBloomPolicyName is the Name of the policies made by
+// NewLegacyBloomPolicy: BloomPolicyName's layout with the probe sequence
+// bloomkv used until November 2026, x_i = h + i·(rotl64(h,32)|1). Tables
+// written with it stay readable (package db knows both names).
+const LegacyBloomPolicyName = "bloomkv.BloomFilter64"
 
 // NewBloomPolicy returns the bloomkv Bloom filter policy with a budget of
 // bitsPerKey bits per key (clamped to [MinBitsPerKey, MaxBitsPerKey]).
@@ -25,7 +31,8 @@ const BloomPolicyName = "bloomkv.BloomFilter64"
 // MaxProbes], and max(n*bitsPerKey, 64) bits rounded up to a multiple of 64,
 // where n counts the added keys except those equal to the key added just
 // before (the versions of one user key that a table holds side by side count
-// once). At 10 bits per key the false-positive rate is about 0.84%.
+// once). At 10 bits per key the false-positive rate is about 0.84%; it
+// follows (1-e^(-kn/m))^k at every size, one key or millions.
 //
 // The returned Policy also implements BitsPerKeyer.
 func NewBloomPolicy(bitsPerKey int) Policy {
@@ -34,28 +41,46 @@ func NewBloomPolicy(bitsPerKey int) Policy {
 	return &bloomPolicy{bitsPerKey: b, k: clampProbes(b * 69 / 100), requested: bitsPerKey}
 }
 
+// NewLegacyBloomPolicy returns the policy of LegacyBloomPolicyName, sized
+// as NewBloomPolicy's. Use it to read tables written before the v2
+// encoding (package db does so by itself) or to write tables that older
+// versions of bloomkv must filter. Its probe sequence cycles on small
+// filters with many probes: 10 keys at 20 bits per key measure 7.0e-4
+// instead of 6.3e-6, 100 keys at 10 bits per key 0.98% instead of 0.76%.
+func NewLegacyBloomPolicy(bitsPerKey int) Policy {
+	p := NewBloomPolicy(bitsPerKey).(*bloomPolicy)
+	p.legacy = true
+	return p
+}
+
 type bloomPolicy struct {
 	bitsPerKey int
 	k          int
-	requested  int // the argument before clamping, for Validate
+	requested  int  // the argument before clamping, for Validate
+	legacy     bool // LegacyBloomPolicyName's probe sequence
 }
 
-func (p *bloomPolicy) Name() string    { return BloomPolicyName }
+func (p *bloomPolicy) Name() string {
+	if p.legacy {
+		return LegacyBloomPolicyName
+	}
+	return BloomPolicyName
+}
 func (p *bloomPolicy) BitsPerKey() int { return p.bitsPerKey }
 func (p *bloomPolicy) NumProbes() int  { return p.k }
 func (p *bloomPolicy) validate() error { return checkRequested(p.requested) }
 
 func (p *bloomPolicy) NewBuilder() Builder {
-	return &bloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k}
+	return &bloomBuilder{bitsPerKey: p.bitsPerKey, k: p.k, legacy: p.legacy}
 }
 
 // MayContain implements Policy.
 func (p *bloomPolicy) MayContain(filter, key []byte) bool {
-	return bloomMayContain(filter, xxhash.Sum64(key))
+	return bloomMayContain(filter, xxhash.Sum64(key), p.legacy)
 }
 
 // bloomMayContain probes filter for a key whose xxhash64 is h.
-func bloomMayContain(filter []byte, h uint64) bool {
+func bloomMayContain(filter []byte, h uint64, legacy bool) bool {
 	n := len(filter) - 1
 	if n < 1 {
 		return true // empty or no bit array: not a filter we can read
@@ -66,7 +91,17 @@ func bloomMayContain(filter []byte, h uint64) bool {
 	}
 	array := filter[:n]
 	nbits := uint64(n) * 8
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
+	if legacy {
+		for ; k > 0; k-- {
+			pos, _ := bits.Mul64(h, nbits)
+			if array[pos>>3]&(1<<(pos&7)) == 0 {
+				return false
+			}
+			h += inc
+		}
+		return true
+	}
 	for ; k > 0; k-- {
 		pos, _ := bits.Mul64(h, nbits)
 		// pos < nbits, so pos>>3 < len(array); the compiler cannot prove it
@@ -74,7 +109,7 @@ func bloomMayContain(filter []byte, h uint64) bool {
 		if array[pos>>3]&(1<<(pos&7)) == 0 {
 			return false
 		}
-		h += h2
+		h = h*probeMul + inc
 	}
 	return true
 }
@@ -84,6 +119,7 @@ func bloomMayContain(filter []byte, h uint64) bool {
 type bloomBuilder struct {
 	bitsPerKey int
 	k          int
+	legacy     bool
 	hashes     []uint64
 }
 
@@ -106,7 +142,7 @@ func (b *bloomBuilder) Finish(dst []byte) []byte {
 	dst = appendZeros(dst, nbytes+1)
 	array := dst[start : start+nbytes]
 	for _, h := range b.hashes {
-		bloomAdd(array, h, b.k)
+		bloomAdd(array, h, b.k, b.legacy)
 	}
 	dst[start+nbytes] = byte(b.k)
 	b.hashes = b.hashes[:0]
@@ -115,13 +151,13 @@ func (b *bloomBuilder) Finish(dst []byte) []byte {
 
 // bloomAdd sets the k bits of a key whose xxhash64 is h in array, by the
 // probe sequence bloomMayContain tests.
-func bloomAdd(array []byte, h uint64, k int) {
+func bloomAdd(array []byte, h uint64, k int, legacy bool) {
 	nbits := uint64(len(array)) * 8
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	for ; k > 0; k-- {
 		pos, _ := bits.Mul64(h, nbits)
 		array[pos>>3] |= 1 << (pos & 7)
-		h += h2
+		h = nextProbe(h, inc, legacy)
 	}
 }
 

@@ -22,9 +22,12 @@ const maxFilterProbes = 64
 // Guava's BloomFilter.create: for n expected insertions and a false-positive
 // probability p it has m = floor(-n·ln p / (ln 2)²) bits (OptimalBits) and
 // k = max(1, round(m/n · ln 2)) probes, so 9,585,058 bits and 7 probes for a
-// million keys at 1%. Keys are hashed with 64-bit xxhash and probed by
-// 64-bit double hashing with fastrange reduction (h + i·rotl(h,32)|1, then
-// (x·m) >> 64), so the measured rate stays at (1-e^(-kn/m))^k at any size.
+// million keys at 1%. Keys are hashed with 64-bit xxhash and probed along a
+// 64-bit linear congruential sequence with fastrange reduction (see
+// BloomPolicyName), so the measured rate stays at (1-e^(-kn/m))^k at any
+// size, from one key and 64 bits up. (Filters encoded by version 1, before
+// November 2026, keep their double-hashing probes when decoded; those
+// cycle on small filters with many probes.)
 //
 // The zero value is not usable; create filters with NewBloomFilter or
 // UnmarshalBinary. A BloomFilter is not safe for concurrent use when one of
@@ -34,6 +37,8 @@ type BloomFilter struct {
 	m     uint64   // number of bits, the range of the probes
 	k     int      // probes per key
 	ones  uint64   // number of set bits
+	// legacy: version 1's double-hashing probes (a decoded old filter).
+	legacy bool
 }
 
 // NewBloomFilter returns an empty Bloom filter for expectedInsertions keys
@@ -62,14 +67,14 @@ func (b *BloomFilter) Add(key []byte) bool { return b.addHash(xxhash.Sum64(key))
 
 // addHash adds the key whose xxhash64 is h.
 func (b *BloomFilter) addHash(h uint64) bool {
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	set := uint64(0)
 	for k := b.k; k > 0; k-- {
 		pos, _ := bits.Mul64(h, b.m)
 		w, bit := &b.words[pos>>6], uint64(1)<<(pos&63)
 		set += (^*w & bit) >> (pos & 63) // 1 when the bit was clear
 		*w |= bit
-		h += h2
+		h = nextProbe(h, inc, b.legacy)
 	}
 	b.ones += set
 	return set != 0
@@ -82,13 +87,13 @@ func (b *BloomFilter) MayContain(key []byte) bool { return b.containsHash(xxhash
 
 // containsHash is MayContain for the key whose xxhash64 is h.
 func (b *BloomFilter) containsHash(h uint64) bool {
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	for k := b.k; k > 0; k-- {
 		pos, _ := bits.Mul64(h, b.m)
 		if b.words[pos>>6]&(1<<(pos&63)) == 0 {
 			return false
 		}
-		h += h2
+		h = nextProbe(h, inc, b.legacy)
 	}
 	return true
 }
@@ -130,13 +135,14 @@ func (b *BloomFilter) ExpectedFPP() float64 {
 }
 
 // Union adds every key of other to b, so that b may contain any key either
-// filter may contain. The filters must have the same number of bits and of
-// probes (as filters made by NewBloomFilter with the same arguments do);
-// otherwise Union returns an error wrapping ErrIncompatible and leaves b
-// unchanged. other is not modified.
+// filter may contain. The filters must have the same number of bits, of
+// probes and the same probe sequence (as filters made by NewBloomFilter
+// with the same arguments do; a filter decoded from version 1 has the old
+// one); otherwise Union returns an error wrapping ErrIncompatible and
+// leaves b unchanged. other is not modified.
 func (b *BloomFilter) Union(other *BloomFilter) error {
-	if other == nil || b.m != other.m || b.k != other.k {
-		return errorf(ErrIncompatible, "bloom filter union needs equal sizes and probe counts")
+	if other == nil || b.m != other.m || b.k != other.k || b.legacy != other.legacy {
+		return errorf(ErrIncompatible, "bloom filter union needs equal sizes, probe counts and encoding versions")
 	}
 	ones := uint64(0)
 	for i, w := range other.words {
@@ -147,29 +153,35 @@ func (b *BloomFilter) Union(other *BloomFilter) error {
 	return nil
 }
 
-// Encoding of a BloomFilter (version 1), all integers little-endian:
+// Encoding of a BloomFilter (version 2), all integers little-endian:
 //
 //	tag     byte 'B'
-//	version byte 1
+//	version byte 2 (1: the same layout with the legacy double-hashing probes)
 //	k       byte, 1..64
 //	m       uint64, 64..MaxFilterBits
 //	words   ceil(m/64) uint64, the bit array; bits past m are zero
 const (
 	bloomFilterTag     = 'B'
-	bloomFilterVersion = 1
+	bloomFilterVersion = 2
+	bloomFilterLegacy  = 1
 	bloomFilterHeader  = 3 + 8
 )
 
-// MarshalBinary encodes the filter (version 1, see AppendBinary).
+// MarshalBinary encodes the filter (see AppendBinary).
 func (b *BloomFilter) MarshalBinary() ([]byte, error) {
 	return b.AppendBinary(make([]byte, 0, bloomFilterHeader+8*len(b.words)))
 }
 
 // AppendBinary appends the encoding of the filter to dst: a tag byte 'B',
-// the version 1, k, m as a little-endian uint64, then the ceil(m/64) words
-// of the bit array, little-endian.
+// the version (2; 1 for a filter decoded from version 1, which keeps its
+// probe sequence), k, m as a little-endian uint64, then the ceil(m/64)
+// words of the bit array, little-endian.
 func (b *BloomFilter) AppendBinary(dst []byte) ([]byte, error) {
-	dst = append(dst, bloomFilterTag, bloomFilterVersion, byte(b.k))
+	version := byte(bloomFilterVersion)
+	if b.legacy {
+		version = bloomFilterLegacy
+	}
+	dst = append(dst, bloomFilterTag, version, byte(b.k))
 	dst = binary.LittleEndian.AppendUint64(dst, b.m)
 	for _, w := range b.words {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
@@ -199,7 +211,7 @@ func decodeBloomFilter(data []byte) (*BloomFilter, int, error) {
 	if len(data) < bloomFilterHeader {
 		return nil, 0, errorf(ErrInvalidEncoding, "bloom filter: %d bytes is too short", len(data))
 	}
-	if data[0] != bloomFilterTag || data[1] != bloomFilterVersion {
+	if data[0] != bloomFilterTag || (data[1] != bloomFilterVersion && data[1] != bloomFilterLegacy) {
 		return nil, 0, errorf(ErrInvalidEncoding, "bloom filter: tag %#x version %d", data[0], data[1])
 	}
 	k := int(data[2])
@@ -221,5 +233,5 @@ func decodeBloomFilter(data []byte) (*BloomFilter, int, error) {
 	if tail := m % 64; tail != 0 && words[nwords-1]>>tail != 0 {
 		return nil, 0, errorf(ErrInvalidEncoding, "bloom filter: bits set past m")
 	}
-	return &BloomFilter{words: words, m: m, k: k, ones: ones}, bloomFilterHeader + 8*int(nwords), nil
+	return &BloomFilter{words: words, m: m, k: k, ones: ones, legacy: data[1] == bloomFilterLegacy}, bloomFilterHeader + 8*int(nwords), nil
 }

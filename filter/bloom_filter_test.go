@@ -176,7 +176,7 @@ func TestBloomFilterMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data[0] != 'B' || data[1] != 1 || len(data) != 11+int(b.SizeInBytes()) {
+	if data[0] != 'B' || data[1] != 2 || len(data) != 11+int(b.SizeInBytes()) {
 		t.Fatalf("encoding header %x, %d bytes", data[:11], len(data))
 	}
 	var c BloomFilter
@@ -204,7 +204,7 @@ func TestBloomFilterMarshal(t *testing.T) {
 	set := func(f func(d []byte)) []byte { d := bytes.Clone(data); f(d); return d }
 	for name, d := range map[string][]byte{
 		"tag":       set(func(d []byte) { d[0] = 'X' }),
-		"version":   set(func(d []byte) { d[1] = 2 }),
+		"version":   set(func(d []byte) { d[1] = 3 }),
 		"k=0":       set(func(d []byte) { d[2] = 0 }),
 		"k=65":      set(func(d []byte) { d[2] = 65 }),
 		"m=63":      set(func(d []byte) { binary.LittleEndian.PutUint64(d[3:], 63) }),

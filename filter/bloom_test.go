@@ -191,4 +191,4 @@ func TestBloomReadsAnyLength(t *testing.T) {
 	}
 }
 
-func setBloomBits(array, key []byte, k int) { bloomAdd(array, xxhash.Sum64(key), k) }
+func setBloomBits(array, key []byte, k int) { bloomAdd(array, xxhash.Sum64(key), k, false) }

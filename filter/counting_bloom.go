@@ -30,6 +30,8 @@ type CountingBloomFilter struct {
 	cells []uint64 // 16 counters per word, counter i in bits 4*(i%16) of word i/16
 	m     uint64   // number of counters
 	k     int
+	// legacy: version 1's double-hashing probes (a decoded old filter).
+	legacy bool
 }
 
 // NewCountingBloomFilter returns an empty counting Bloom filter for
@@ -47,13 +49,13 @@ func (c *CountingBloomFilter) get(pos uint64) uint64 {
 // Add adds key, counting each of its k counters up by one unless saturated.
 func (c *CountingBloomFilter) Add(key []byte) {
 	h := xxhash.Sum64(key)
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	for k := c.k; k > 0; k-- {
 		pos, _ := bits.Mul64(h, c.m)
 		if c.get(pos) < counterMax {
 			c.cells[pos>>4] += 1 << (4 * (pos & 15))
 		}
-		h += h2
+		h = nextProbe(h, inc, c.legacy)
 	}
 }
 
@@ -66,13 +68,13 @@ func (c *CountingBloomFilter) Remove(key []byte) bool {
 		return false
 	}
 	h := xxhash.Sum64(key)
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	for k := c.k; k > 0; k-- {
 		pos, _ := bits.Mul64(h, c.m)
 		if v := c.get(pos); v != counterMax && v != 0 {
 			c.cells[pos>>4] -= 1 << (4 * (pos & 15))
 		}
-		h += h2
+		h = nextProbe(h, inc, c.legacy)
 	}
 	return true
 }
@@ -82,13 +84,13 @@ func (c *CountingBloomFilter) Remove(key []byte) bool {
 // fpp the filter was made for when it holds the expected number of keys).
 func (c *CountingBloomFilter) MayContain(key []byte) bool {
 	h := xxhash.Sum64(key)
-	h2 := bits.RotateLeft64(h, 32) | 1
+	inc := probeInc(h)
 	for k := c.k; k > 0; k-- {
 		pos, _ := bits.Mul64(h, c.m)
 		if c.get(pos) == 0 {
 			return false
 		}
-		h += h2
+		h = nextProbe(h, inc, c.legacy)
 	}
 	return true
 }
@@ -126,30 +128,36 @@ func (c *CountingBloomFilter) ApproximateCount() uint64 {
 	return approxCount(nonzero, c.m, c.k)
 }
 
-// Encoding of a CountingBloomFilter (version 1), integers little-endian:
+// Encoding of a CountingBloomFilter (version 2), integers little-endian:
 //
 //	tag     byte 'C'
-//	version byte 1
+//	version byte 2 (1: the same layout with the legacy double-hashing
+//	        probes, see BloomFilter)
 //	k       byte, 1..64
 //	m       uint64, 64..MaxFilterBits
 //	cells   ceil(m/16) uint64, 16 counters each, counter i in bits
 //	        4*(i%16) of word i/16; counters past m are zero
 const (
 	countingFilterTag     = 'C'
-	countingFilterVersion = 1
+	countingFilterVersion = 2
+	countingFilterLegacy  = 1
 	countingFilterHeader  = 3 + 8
 )
 
-// MarshalBinary encodes the filter (version 1, see AppendBinary).
+// MarshalBinary encodes the filter (see AppendBinary).
 func (c *CountingBloomFilter) MarshalBinary() ([]byte, error) {
 	return c.AppendBinary(make([]byte, 0, countingFilterHeader+8*len(c.cells)))
 }
 
 // AppendBinary appends the encoding of the filter to dst: a tag byte 'C',
-// the version 1, k, m as a little-endian uint64, then the counters, 16 to a
-// little-endian uint64.
+// the version (2; 1 for a filter decoded from version 1), k, m as a
+// little-endian uint64, then the counters, 16 to a little-endian uint64.
 func (c *CountingBloomFilter) AppendBinary(dst []byte) ([]byte, error) {
-	dst = append(dst, countingFilterTag, countingFilterVersion, byte(c.k))
+	version := byte(countingFilterVersion)
+	if c.legacy {
+		version = countingFilterLegacy
+	}
+	dst = append(dst, countingFilterTag, version, byte(c.k))
 	dst = binary.LittleEndian.AppendUint64(dst, c.m)
 	for _, w := range c.cells {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
@@ -165,7 +173,7 @@ func (c *CountingBloomFilter) UnmarshalBinary(data []byte) error {
 	if len(data) < countingFilterHeader {
 		return errorf(ErrInvalidEncoding, "counting bloom filter: %d bytes is too short", len(data))
 	}
-	if data[0] != countingFilterTag || data[1] != countingFilterVersion {
+	if data[0] != countingFilterTag || (data[1] != countingFilterVersion && data[1] != countingFilterLegacy) {
 		return errorf(ErrInvalidEncoding, "counting bloom filter: tag %#x version %d", data[0], data[1])
 	}
 	k := int(data[2])
@@ -185,6 +193,6 @@ func (c *CountingBloomFilter) UnmarshalBinary(data []byte) error {
 	if tail := m % 16; tail != 0 && cells[nwords-1]>>(4*tail) != 0 {
 		return errorf(ErrInvalidEncoding, "counting bloom filter: counters set past m")
 	}
-	*c = CountingBloomFilter{cells: cells, m: m, k: k}
+	*c = CountingBloomFilter{cells: cells, m: m, k: k, legacy: data[1] == countingFilterLegacy}
 	return nil
 }

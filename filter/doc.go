@@ -26,12 +26,15 @@
 //
 // Policies:
 //
-//   - NewBloomPolicy ("bloomkv.BloomFilter64"): a standard Bloom filter with
+//   - NewBloomPolicy ("bloomkv.BloomFilter64v2"): a standard Bloom filter with
 //     k = floor(0.69*bitsPerKey) probes clamped to [1,30], at least 64 bits,
 //     the bit count a multiple of 64, keys hashed with 64-bit xxhash and probed
-//     by 64-bit double hashing with fastrange reduction, so the false-positive
-//     rate stays at the theoretical (1-e^(-kn/m))^k even for millions of keys
-//     in one filter.
+//     along a 64-bit linear congruential sequence with fastrange reduction,
+//     so the false-positive rate stays at the theoretical one from one key
+//     (64 bits) to millions of keys in one filter.
+//   - NewLegacyBloomPolicy ("bloomkv.BloomFilter64"): the same layout with
+//     the double-hashing probes bloomkv wrote until November 2026, which
+//     cycle on small filters with many probes; for tables written then.
 //   - NewLevelDBBloomPolicy ("leveldb.BuiltinBloomFilter2"): LevelDB's
 //     built-in Bloom filter, byte for byte (its 32-bit hash, probe sequence,
 //     bit layout and trailing k byte), so tables can be checked against

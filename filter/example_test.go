@@ -21,7 +21,7 @@ func ExampleNewBloomPolicy() {
 			100*filter.EstimateFPR(float64(bk.BitsPerKey()), bk.NumProbes()))
 	}
 	// Output:
-	// bloomkv.BloomFilter64 9 bytes
+	// bloomkv.BloomFilter64v2 9 bytes
 	// true
 	// 10 bits/key, k=6, theory 0.84%
 }

@@ -38,9 +38,13 @@ func checkMayContain(t *testing.T, p Policy, filter, key []byte) {
 }
 
 func FuzzBloomMayContain(f *testing.F) {
-	p := NewBloomPolicy(10)
+	p, legacy := NewBloomPolicy(10), NewLegacyBloomPolicy(10)
 	fuzzSeeds(f, p)
-	f.Fuzz(func(t *testing.T, filter, key []byte) { checkMayContain(t, p, filter, key) })
+	fuzzSeeds(f, legacy)
+	f.Fuzz(func(t *testing.T, filter, key []byte) {
+		checkMayContain(t, p, filter, key)
+		checkMayContain(t, legacy, filter, key)
+	})
 }
 
 func FuzzLevelDBMayContain(f *testing.F) {

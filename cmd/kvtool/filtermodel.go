@@ -84,7 +84,7 @@ func modelFilter(policy string, size uint64, tail []byte, n uint64) filterModel 
 	}
 	bitsPerKey := float64(size*8) / float64(n)
 	switch policy {
-	case filter.BloomPolicyName, filter.LevelDBBloomPolicyName, filter.BlockedBloomPolicyName:
+	case filter.BloomPolicyName, filter.LegacyBloomPolicyName, filter.LevelDBBloomPolicyName, filter.BlockedBloomPolicyName:
 		// A bit array, then one byte k.
 		k := int(tail[len(tail)-1])
 		bitsPerKey = float64((size-1)*8) / float64(n)
