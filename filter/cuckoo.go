@@ -45,8 +45,11 @@ const (
 // fails.
 //
 // Add does not check for an existing copy: adding a key twice stores two
-// fingerprints (a key can be added at most eight times), and Delete removes
-// one. Deleting a key that was never added may remove the fingerprint of
+// fingerprints, and Delete removes one. A key can be stored at most eight
+// times, the slots of its two buckets: once they all hold its fingerprint
+// (its own copies, or keys sharing its fingerprint and buckets), Add of it
+// returns false and changes nothing, and the filter is not full for other
+// keys. Deleting a key that was never added may remove the fingerprint of
 // another key that shares it, a false negative: only delete keys you added.
 //
 // The zero value is not usable; create filters with NewCuckooFilter,
@@ -173,17 +176,34 @@ func (c *CuckooFilter) swap(i, slot uint64, fp uint32) uint32 {
 }
 
 // Add adds key. It returns false, and changes nothing, when the filter is
-// full: a previous Add left a fingerprint in the victim slot. It returns true
-// when key was stored, possibly after relocating other fingerprints; the
-// Add that fills the victim slot also returns true, since its key is stored
-// (every key stays findable), and the next Add returns false.
+// full (a previous Add left a fingerprint in the victim slot) or when the
+// eight slots of key's two buckets already hold its fingerprint (see
+// CuckooFilter: a ninth copy could only go to the victim slot, and would
+// make the filter full for every other key). It returns true when key was
+// stored, possibly after relocating other fingerprints; the Add that fills
+// the victim slot also returns true, since its key is stored (every key
+// stays findable), and the next Add returns false.
 func (c *CuckooFilter) Add(key []byte) bool {
 	if c.victim.used {
 		return false
 	}
 	i, fp := c.hash(xxhash.Sum64(key))
+	if c.copies(i, fp)+c.copies(c.alt(i, fp), fp) >= 2*cuckooBucketSize {
+		return false
+	}
 	c.insert(i, fp)
 	return true
+}
+
+// copies counts the slots of bucket i that hold fp.
+func (c *CuckooFilter) copies(i uint64, fp uint32) int {
+	switch c.width {
+	case 1:
+		return c.s8.copies(i, uint8(fp))
+	case 2:
+		return c.s16.copies(i, uint16(fp))
+	}
+	return c.s32.copies(i, fp)
 }
 
 // insert stores fp in bucket i or its other bucket, relocating fingerprints
@@ -402,6 +422,16 @@ func (s cuckooSlots[T]) bucket(i uint64) *[cuckooBucketSize]T {
 func (s cuckooSlots[T]) has(i uint64, fp T) bool {
 	b := s.bucket(i)
 	return b[0] == fp || b[1] == fp || b[2] == fp || b[3] == fp
+}
+
+func (s cuckooSlots[T]) copies(i uint64, fp T) int {
+	n := 0
+	for _, v := range s.bucket(i) {
+		if v == fp {
+			n++
+		}
+	}
+	return n
 }
 
 func (s cuckooSlots[T]) put(i uint64, fp T) bool {

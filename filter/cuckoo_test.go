@@ -189,29 +189,6 @@ func TestCuckooModel(t *testing.T) {
 	}
 }
 
-// TestCuckooDuplicates: a key added eight times fills its two buckets; the
-// ninth copy goes to the victim slot, and it takes nine deletes to remove.
-func TestCuckooDuplicates(t *testing.T) {
-	c := NewCuckooFilter(1 << 12)
-	k := []byte("again")
-	for i := 0; i < 9; i++ {
-		if !c.Add(k) {
-			t.Fatalf("Add %d failed", i+1)
-		}
-	}
-	if !c.victim.used || c.Add([]byte("other")) {
-		t.Fatal("the ninth copy did not fill the victim slot")
-	}
-	for i := 0; i < 9; i++ {
-		if !c.Delete(k) {
-			t.Fatalf("Delete %d failed", i+1)
-		}
-	}
-	if c.Delete(k) || c.Contains(k) || c.Count() != 0 {
-		t.Fatal("copies left after nine deletes")
-	}
-}
-
 // TestCuckooSizing: buckets are a power of two, doubled past 96% load;
 // fingerprint bits are clamped.
 func TestCuckooSizing(t *testing.T) {
@@ -312,6 +289,42 @@ func TestCuckooMarshal(t *testing.T) {
 			}
 			if again, _ := d.MarshalBinary(); !bytes.Equal(again, data) {
 				t.Fatal("a failed UnmarshalBinary changed the filter")
+			}
+		}
+	}
+}
+
+// TestCuckooNinthCopy: a key can be stored eight times (the slots of its
+// two buckets); the ninth Add is refused without filling the victim slot,
+// so other keys can still be added; eight Deletes remove it.
+func TestCuckooNinthCopy(t *testing.T) {
+	for _, bits := range []int{8, 16, 32} {
+		c := NewCuckooFilterWithBits(1000, bits)
+		key := []byte("again")
+		for round := 0; round < 2; round++ {
+			for i := 0; i < 8; i++ {
+				if !c.Add(key) {
+					t.Fatalf("f=%d: copy %d refused", bits, i+1)
+				}
+			}
+			if c.Add(key) || c.victim.used || c.Count() != 8 {
+				t.Fatalf("f=%d: a ninth copy: victim slot used %v, count %d", bits, c.victim.used, c.Count())
+			}
+			if round == 1 {
+				break
+			}
+			for i := 0; i < 8; i++ {
+				if !c.Delete(key) {
+					t.Fatalf("f=%d: delete %d of the key failed", bits, i+1)
+				}
+			}
+			if c.Delete(key) || c.Contains(key) || c.Count() != 0 {
+				t.Fatalf("f=%d: copies left after eight deletes", bits)
+			}
+		}
+		for i := 0; i < 500; i++ {
+			if !c.Add([]byte(fmt.Sprintf("other-%d", i))) {
+				t.Fatalf("f=%d: the filter refuses other keys after a refused ninth copy (key %d)", bits, i)
 			}
 		}
 	}

@@ -2,45 +2,77 @@ package filter
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 const (
-	// scalableGrowth is the factor by which each stage's capacity exceeds
-	// the one before it.
-	scalableGrowth = 2
-	// scalableTightening is the factor by which each stage's false-positive
-	// probability is below the one before it.
-	scalableTightening = 0.5
-	// scalableFirstShare is the share of fpp given to the first stage. The
-	// stages' rates form a geometric series with ratio scalableTightening,
-	// so they sum to less than scalableFirstShare/(1-scalableTightening) =
-	// 0.9 of fpp: the 10% left over absorbs the random spread of real
-	// filters around their expected rate (a stage of a thousand keys
-	// measures a few percent off), so the overall rate stays below fpp
-	// instead of creeping up to it.
-	scalableFirstShare = 0.45
+	// DefaultScalableExpansion and DefaultScalableTightening are RedisBloom's
+	// defaults (BF.RESERVE's EXPANSION 2, and its tightening ratio 0.5).
+	DefaultScalableExpansion  = 2
+	DefaultScalableTightening = 0.5
+	// MaxScalableExpansion is the largest ScalableOptions.Expansion.
+	MaxScalableExpansion = 64
+	// scalableMargin is the share of fpp the stages' rates may add up to.
+	// The stages' rates form a geometric series with ratio r (the
+	// tightening), so the first gets scalableMargin·(1-r) of fpp and they
+	// sum to less than scalableMargin·fpp: the 10% left over absorbs the
+	// random spread of real filters around their expected rate (a stage of
+	// a thousand keys measures a few percent off), so the overall rate
+	// stays below fpp instead of creeping up to it.
+	scalableMargin = 0.9
 	// MaxScalableStages is the most stages a ScalableBloomFilter adds; once
-	// it has them, the last keeps taking keys (and its rate rises past its
-	// share).
+	// the last of them holds its capacity, the filter is full (Insert
+	// returns ErrFull). With the default expansion that is 2^48 times the
+	// initial capacity; with Expansion 1, only 48 times.
 	MaxScalableStages = 48
 )
 
+// ScalableOptions are the growth options of a ScalableBloomFilter, named
+// after RedisBloom's. The zero value means RedisBloom's defaults.
+type ScalableOptions struct {
+	// Expansion is the factor by which each stage's capacity exceeds the
+	// one before it: 0 means DefaultScalableExpansion (2); 1 to
+	// MaxScalableExpansion. Larger factors make fewer stages (faster
+	// lookups) at more memory.
+	Expansion int
+	// Tightening is the ratio of each stage's false-positive probability
+	// to the one before it: 0 means DefaultScalableTightening (0.5); else
+	// in (0, 1). Smaller ratios give the first stages more of the budget
+	// and later stages more bits per key.
+	Tightening float64
+	// NonScaling makes a filter of one stage that never grows: once it
+	// holds its capacity, Insert fails with ErrFull (and Add returns
+	// false), as RedisBloom's NONSCALING filters do. The stage then gets
+	// 0.9 of fpp.
+	NonScaling bool
+}
+
+// ErrFull is returned by ScalableBloomFilter.Insert when a non-scaling
+// filter holds its capacity, or a scaling one has MaxScalableStages stages
+// and the last holds its capacity.
+var ErrFull = errors.New("filter: non-scaling filter is full")
+
 // ScalableBloomFilter is a Bloom filter that grows as keys arrive (Almeida,
-// Baquero, Preguiça and Hutchison, "Scalable Bloom Filters", 2007), as Redis's
-// BF.RESERVE with EXPANSION 2 does: it starts with one stage for
-// initialCapacity keys, and when a stage has taken its capacity it adds a new
-// stage with twice the capacity (growth factor 2) and half the
-// false-positive probability (tightening ratio 0.5). Stage i holds
-// initialCapacity·2^i keys at probability 0.45·fpp·0.5^i, so the rates of
-// all stages sum to less than 0.9·fpp however many there are: the overall
-// rate stays below fpp as the filter grows (about 0.89·fpp after 100 times
-// the initial capacity). The 0.45 is a little under the 1-0.5 of the
-// paper's bound, which only approaches fpp; the difference keeps a real
-// filter, whose stages scatter a few percent around their expected rates,
-// below fpp too.
+// Baquero, Preguiça and Hutchison, "Scalable Bloom Filters", 2007), as
+// RedisBloom's BF.RESERVE does: it starts with one stage for
+// initialCapacity keys, and when a stage has taken its capacity it adds a
+// new stage with Expansion times the capacity (2 by default) and Tightening
+// times the false-positive probability (0.5 by default); see
+// ScalableOptions. Stage i holds initialCapacity·e^i keys at probability
+// 0.9·(1-r)·fpp·r^i, so the rates of all stages sum to less than 0.9·fpp
+// however many there are: the overall rate stays below fpp as the filter
+// grows (about 0.89·fpp after 100 times the initial capacity with the
+// defaults). The 0.9 keeps a real filter, whose stages scatter a few
+// percent around their expected rates, below fpp too.
+//
+// Differences from RedisBloom: RedisBloom gives its first stage the whole
+// error rate and tightens from there, so its compound rate approaches
+// fpp/(1-r), twice fpp with the defaults; here the budget is split so the
+// compound rate stays under fpp. RedisBloom refuses an Expansion of 0 and
+// rounds capacities itself; here 0 means the default.
 //
 // Each stage is a BloomFilter with k = round(log2(1/p)) probes and the
 // fewest bits for which (1-e^(-k·n/m))^k is at most its p at its capacity
@@ -51,9 +83,13 @@ const (
 type ScalableBloomFilter struct {
 	initial uint64
 	fpp     float64
-	stages  []*BloomFilter
-	counts  []uint64 // keys added to each stage
-	count   uint64
+	opts    ScalableOptions // defaults filled in
+	// v1 marks a filter decoded from version 1 (no options field), which
+	// re-encodes as version 1.
+	v1     bool
+	stages []*BloomFilter
+	counts []uint64 // keys added to each stage
+	count  uint64
 }
 
 // NewScalableBloomFilter returns an empty scalable Bloom filter whose first
@@ -63,24 +99,64 @@ type ScalableBloomFilter struct {
 // It never fails: initialCapacity 0 counts as 1 and fpp is clamped to
 // [MinFPP, MaxFPP], as CheckSizing describes.
 func NewScalableBloomFilter(initialCapacity uint64, fpp float64) *ScalableBloomFilter {
-	s := &ScalableBloomFilter{initial: max(initialCapacity, 1), fpp: clampFPP(fpp)}
-	s.grow()
+	s, _ := NewScalableBloomFilterWithOptions(initialCapacity, fpp, ScalableOptions{})
 	return s
 }
 
+// NewScalableBloomFilterWithOptions is NewScalableBloomFilter with growth
+// options. Options out of range are an error wrapping ErrInvalidArgument;
+// initialCapacity and fpp are adjusted as NewScalableBloomFilter does.
+func NewScalableBloomFilterWithOptions(initialCapacity uint64, fpp float64, o ScalableOptions) (*ScalableBloomFilter, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	s := &ScalableBloomFilter{initial: max(initialCapacity, 1), fpp: clampFPP(fpp), opts: o}
+	s.grow()
+	return s, nil
+}
+
+// resolve fills in the defaults and checks the ranges.
+func (o ScalableOptions) resolve() (ScalableOptions, error) {
+	if o.Expansion == 0 {
+		o.Expansion = DefaultScalableExpansion
+	}
+	if o.Tightening == 0 {
+		o.Tightening = DefaultScalableTightening
+	}
+	switch {
+	case o.Expansion < 1 || o.Expansion > MaxScalableExpansion:
+		return o, errorf(ErrInvalidArgument, "scalable bloom filter: expansion %d outside [1, %d]", o.Expansion, MaxScalableExpansion)
+	case !(o.Tightening > 0 && o.Tightening < 1):
+		return o, errorf(ErrInvalidArgument, "scalable bloom filter: tightening ratio %v outside (0, 1)", o.Tightening)
+	}
+	return o, nil
+}
+
+// Options returns the filter's growth options, defaults filled in.
+func (s *ScalableBloomFilter) Options() ScalableOptions { return s.opts }
+
 // stageCapacity returns the number of keys stage i is made for.
 func (s *ScalableBloomFilter) stageCapacity(i int) uint64 {
-	if i >= 64 || s.initial > MaxFilterBits>>i {
-		return MaxFilterBits
+	c := s.initial
+	for ; i > 0; i-- {
+		if c > MaxFilterBits/uint64(s.opts.Expansion) {
+			return MaxFilterBits
+		}
+		c *= uint64(s.opts.Expansion)
 	}
-	return s.initial << i
+	return min(c, MaxFilterBits)
 }
 
 // stageFPP returns the false-positive probability of stage i at capacity:
-// scalableFirstShare·fpp for the first, then tightened by
-// scalableTightening for each stage after it.
+// 0.9·(1-r)·fpp for the first, then tightened by r for each stage after
+// it; 0.9·fpp for the only stage of a non-scaling filter.
 func (s *ScalableBloomFilter) stageFPP(i int) float64 {
-	return max(s.fpp*scalableFirstShare*math.Pow(scalableTightening, float64(i)), MinFPP)
+	if s.opts.NonScaling {
+		return max(s.fpp*scalableMargin, MinFPP)
+	}
+	r := s.opts.Tightening
+	return max(s.fpp*scalableMargin*(1-r)*math.Pow(r, float64(i)), MinFPP)
 }
 
 // stageSizing returns the bits and probes of stage i.
@@ -102,21 +178,35 @@ func (s *ScalableBloomFilter) grow() {
 // Add adds key unless the filter may already contain it, and reports
 // whether it added it. Like Redis's BF.ADD it skips keys MayContain accepts
 // (repeats, and false positives), so repeats do not use up capacity; the
-// filter keeps answering true for them either way.
+// filter keeps answering true for them either way. A full non-scaling
+// filter adds nothing and returns false: Insert tells that apart.
 func (s *ScalableBloomFilter) Add(key []byte) bool {
+	added, _ := s.Insert(key)
+	return added
+}
+
+// Insert is Add that reports a full filter: it returns (false, ErrFull)
+// for a key the filter does not contain when it can take no more (a
+// non-scaling filter at its capacity, or the last of MaxScalableStages
+// stages at its capacity), and (false, nil) for a key it may contain
+// already.
+func (s *ScalableBloomFilter) Insert(key []byte) (bool, error) {
 	h := xxhash.Sum64(key)
 	if s.containsHash(h) {
-		return false
+		return false, nil
 	}
 	last := len(s.stages) - 1
-	if s.counts[last] >= s.stageCapacity(last) && len(s.stages) < MaxScalableStages {
+	if s.counts[last] >= s.stageCapacity(last) {
+		if s.opts.NonScaling || len(s.stages) >= MaxScalableStages {
+			return false, ErrFull
+		}
 		s.grow()
 		last++
 	}
 	s.stages[last].addHash(h)
 	s.counts[last]++
 	s.count++
-	return true
+	return true, nil
 }
 
 // MayContain reports whether key may have been added: true for every key
@@ -162,13 +252,15 @@ func (s *ScalableBloomFilter) ExpectedFPP() float64 {
 	return 1 - none
 }
 
-// Encoding of a ScalableBloomFilter (version 1), integers little-endian:
+// Encoding of a ScalableBloomFilter (version 2), integers little-endian:
 //
 //	tag      byte 'S'
-//	version  byte 1
+//	version  byte 2 (1: no options field, RedisBloom's defaults)
 //	fpp      float64 (IEEE 754 bits as a uint64), MinFPP..MaxFPP
 //	initial  uint64, at least 1
-//	stages   byte, 1..MaxScalableStages
+//	options  (version 2 only) expansion byte 1..MaxScalableExpansion,
+//	         tightening float64 in (0, 1), non-scaling byte 0 or 1
+//	stages   byte, 1..MaxScalableStages (1 when non-scaling)
 //	then per stage:
 //	  count  uint64, keys added to it, at most its capacity (any, for
 //	         the last of MaxScalableStages stages)
@@ -176,22 +268,36 @@ func (s *ScalableBloomFilter) ExpectedFPP() float64 {
 //	         the stage's number, initial and fpp give
 const (
 	scalableTag     = 'S'
-	scalableVersion = 1
+	scalableVersion = 2
 	scalableHeader  = 2 + 8 + 8 + 1
+	scalableOptLen  = 1 + 8 + 1
 )
 
-// MarshalBinary encodes the filter (version 1, see AppendBinary).
+// MarshalBinary encodes the filter (version 2, see AppendBinary).
 func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
-	return s.AppendBinary(make([]byte, 0, scalableHeader+len(s.stages)*(8+bloomFilterHeader)+int(s.SizeInBytes())))
+	return s.AppendBinary(make([]byte, 0, scalableHeader+scalableOptLen+len(s.stages)*(8+bloomFilterHeader)+int(s.SizeInBytes())))
 }
 
 // AppendBinary appends the encoding of the filter to dst: a tag byte 'S',
-// the version 1, fpp, the initial capacity, the number of stages, and each
-// stage's key count and BloomFilter encoding.
+// the version 2, fpp, the initial capacity, the options, the number of
+// stages, and each stage's key count and BloomFilter encoding.
 func (s *ScalableBloomFilter) AppendBinary(dst []byte) ([]byte, error) {
-	dst = append(dst, scalableTag, scalableVersion)
+	version := byte(scalableVersion)
+	if s.v1 {
+		version = 1
+	}
+	dst = append(dst, scalableTag, version)
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(s.fpp))
 	dst = binary.LittleEndian.AppendUint64(dst, s.initial)
+	if !s.v1 {
+		nonScaling := byte(0)
+		if s.opts.NonScaling {
+			nonScaling = 1
+		}
+		dst = append(dst, byte(s.opts.Expansion))
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(s.opts.Tightening))
+		dst = append(dst, nonScaling)
+	}
 	dst = append(dst, byte(len(s.stages)))
 	for i, b := range s.stages {
 		dst = binary.LittleEndian.AppendUint64(dst, s.counts[i])
@@ -208,23 +314,44 @@ func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 	if len(data) < scalableHeader {
 		return errorf(ErrInvalidEncoding, "scalable bloom filter: %d bytes is too short", len(data))
 	}
-	if data[0] != scalableTag || data[1] != scalableVersion {
+	if data[0] != scalableTag || (data[1] != scalableVersion && data[1] != 1) {
 		return errorf(ErrInvalidEncoding, "scalable bloom filter: tag %#x version %d", data[0], data[1])
 	}
 	fpp := math.Float64frombits(binary.LittleEndian.Uint64(data[2:]))
 	initial := binary.LittleEndian.Uint64(data[10:])
-	nstages := int(data[18])
-	if !(fpp >= MinFPP && fpp <= MaxFPP) || initial < 1 || nstages < 1 || nstages > MaxScalableStages {
+	rest := data[18:]
+	var o ScalableOptions
+	if data[1] == scalableVersion {
+		if len(rest) < scalableOptLen+1 {
+			return errorf(ErrInvalidEncoding, "scalable bloom filter: %d bytes is too short", len(data))
+		}
+		o.Expansion = int(rest[0])
+		o.Tightening = math.Float64frombits(binary.LittleEndian.Uint64(rest[1:]))
+		if rest[9] > 1 {
+			return errorf(ErrInvalidEncoding, "scalable bloom filter: non-scaling byte %d", rest[9])
+		}
+		o.NonScaling = rest[9] == 1
+		if o.Expansion == 0 || o.Tightening == 0 {
+			return errorf(ErrInvalidEncoding, "scalable bloom filter: expansion %d, tightening %v", o.Expansion, o.Tightening)
+		}
+		rest = rest[scalableOptLen:]
+	}
+	o, err := o.resolve()
+	if err != nil {
+		return errorf(ErrInvalidEncoding, "scalable bloom filter: %v", err)
+	}
+	nstages := int(rest[0])
+	rest = rest[1:]
+	if !(fpp >= MinFPP && fpp <= MaxFPP) || initial < 1 || nstages < 1 || nstages > MaxScalableStages || (o.NonScaling && nstages != 1) {
 		return errorf(ErrInvalidEncoding, "scalable bloom filter: fpp=%v initial=%d stages=%d out of range", fpp, initial, nstages)
 	}
-	d := &ScalableBloomFilter{initial: initial, fpp: fpp}
-	rest := data[scalableHeader:]
+	d := &ScalableBloomFilter{initial: initial, fpp: fpp, opts: o, v1: data[1] == 1}
 	for i := 0; i < nstages; i++ {
 		if len(rest) < 8 {
 			return errorf(ErrInvalidEncoding, "scalable bloom filter: stage %d truncated", i)
 		}
 		count := binary.LittleEndian.Uint64(rest)
-		if count > d.stageCapacity(i) && (i != nstages-1 || nstages < MaxScalableStages) {
+		if count > d.stageCapacity(i) && (i != nstages-1 || nstages < MaxScalableStages || o.NonScaling) {
 			return errorf(ErrInvalidEncoding, "scalable bloom filter: stage %d holds %d keys, over its capacity", i, count)
 		}
 		b, n, err := decodeBloomFilter(rest[8:])

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -136,7 +137,7 @@ func TestScalableBloomMarshal(t *testing.T) {
 	set := func(f func(d []byte)) []byte { d := bytes.Clone(x); f(d); return d }
 	for name, b := range map[string][]byte{
 		"tag":         set(func(d []byte) { d[0] = 'B' }),
-		"version":     set(func(d []byte) { d[1] = 2 }),
+		"version":     set(func(d []byte) { d[1] = 3 }),
 		"fpp 0":       set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], 0) }),
 		"fpp NaN":     set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], math.Float64bits(math.NaN())) }),
 		"fpp other":   set(func(d []byte) { binary.LittleEndian.PutUint64(d[2:], math.Float64bits(0.03)) }),
@@ -155,5 +156,92 @@ func TestScalableBloomMarshal(t *testing.T) {
 	}
 	if again, _ := d.MarshalBinary(); !bytes.Equal(again, y) {
 		t.Fatal("a failed UnmarshalBinary changed the filter")
+	}
+}
+
+// TestScalableOptions: RedisBloom's options. A non-scaling filter takes its
+// capacity and then refuses with ErrFull; other expansions and ratios keep
+// the compound rate under fpp as the filter grows; bad options are
+// ErrInvalidArgument; options survive an encoding round trip.
+func TestScalableOptions(t *testing.T) {
+	if o := NewScalableBloomFilter(10, 0.01).Options(); o.Expansion != 2 || o.Tightening != 0.5 || o.NonScaling {
+		t.Fatalf("default options %+v, want RedisBloom's (2, 0.5, scaling)", o)
+	}
+	for _, bad := range []ScalableOptions{{Expansion: -1}, {Expansion: MaxScalableExpansion + 1}, {Tightening: 1}, {Tightening: -0.5}, {Tightening: math.NaN()}} {
+		if _, err := NewScalableBloomFilterWithOptions(10, 0.01, bad); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("options %+v: %v, want ErrInvalidArgument", bad, err)
+		}
+	}
+
+	ns, err := NewScalableBloomFilterWithOptions(1000, 0.01, ScalableOptions{NonScaling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := 0
+	var full error
+	for i := 0; full == nil; i++ {
+		var ok bool
+		ok, full = ns.Insert([]byte(fmt.Sprintf("key-%d", i)))
+		if ok {
+			added++
+		}
+	}
+	if !errors.Is(full, ErrFull) || added != 1000 || ns.Stages() != 1 || ns.Count() != 1000 {
+		t.Fatalf("non-scaling: %d added, %d stages, err %v", added, ns.Stages(), full)
+	}
+	if ns.Add([]byte("one more")) {
+		t.Fatal("Add into a full non-scaling filter returned true")
+	}
+	// A scaling filter with Expansion 1 fills after MaxScalableStages
+	// stages instead of overfilling its last one.
+	lin, _ := NewScalableBloomFilterWithOptions(10, 0.01, ScalableOptions{Expansion: 1})
+	var linErr error
+	for i := 0; linErr == nil && i < 10000; i++ {
+		_, linErr = lin.Insert([]byte(fmt.Sprintf("key-%d", i)))
+	}
+	if !errors.Is(linErr, ErrFull) || lin.Stages() != MaxScalableStages || lin.Count() > 10*MaxScalableStages {
+		t.Fatalf("expansion 1: %v after %d keys in %d stages", linErr, lin.Count(), lin.Stages())
+	}
+	data, _ := ns.MarshalBinary()
+	var back ScalableBloomFilter
+	if err := back.UnmarshalBinary(data); err != nil || !back.Options().NonScaling {
+		t.Fatalf("non-scaling round trip: %v, %+v", err, back.Options())
+	}
+	if _, err := back.Insert([]byte("one more")); !errors.Is(err, ErrFull) {
+		t.Fatalf("decoded full non-scaling filter: %v", err)
+	}
+
+	rng := rand.New(rand.NewSource(5))
+	for _, o := range []ScalableOptions{{Expansion: 1}, {Expansion: 4}, {Tightening: 0.8}, {Expansion: 3, Tightening: 0.3}} {
+		const fpp = 0.01
+		initial := uint64(100)
+		if o.Expansion == 1 {
+			initial = 1000 // 20 stages of 1,000 for 20,000 keys
+		}
+		s, err := NewScalableBloomFilterWithOptions(initial, fpp, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 20000; i++ {
+			if _, err := s.Insert([]byte(fmt.Sprintf("present-%d", i))); err != nil {
+				t.Fatalf("%+v: key %d: %v", o, i, err)
+			}
+		}
+		fp, trials := 0, 200000
+		for i := 0; i < trials; i++ {
+			if s.MayContain([]byte(fmt.Sprintf("absent-%016x", rng.Uint64()))) {
+				fp++
+			}
+		}
+		got := float64(fp) / float64(trials)
+		t.Logf("%+v: %d stages, measured %.4f, ExpectedFPP %.4f", s.Options(), s.Stages(), got, s.ExpectedFPP())
+		if got > fpBound(fpp, trials) || got > fpBound(s.ExpectedFPP(), trials) {
+			t.Errorf("%+v: measured %.4f over %d keys; fpp %.2f, ExpectedFPP %.4f", o, got, s.Count(), fpp, s.ExpectedFPP())
+		}
+		data, _ := s.MarshalBinary()
+		var back ScalableBloomFilter
+		if err := back.UnmarshalBinary(data); err != nil || back.Options() != s.Options() || back.Stages() != s.Stages() {
+			t.Errorf("%+v: round trip %v, %+v", o, err, back.Options())
+		}
 	}
 }
