@@ -30,6 +30,12 @@ func TestEscapeAndFormat(t *testing.T) {
 	if got := (byteFormat{}).formatIKey(base.MakeInternalKey([]byte("k"), 7, base.KindDelete)); got != "k#7,DEL" {
 		t.Errorf("formatIKey = %q", got)
 	}
+	if got := (byteFormat{}).formatSeparator(base.MakeInternalKey([]byte("l"), base.MaxSeqNum, base.KindSeek)); got != "l (user key, max sequence)" {
+		t.Errorf("formatSeparator of a shortened separator = %q", got)
+	}
+	if got := (byteFormat{}).formatSeparator(base.MakeInternalKey([]byte("k"), 9, base.KindSet)); got != "k#9,SET" {
+		t.Errorf("formatSeparator of a last entry = %q", got)
+	}
 	if got := (byteFormat{}).formatIKey([]byte("short")); got != "<malformed internal key 73686f7274>" {
 		t.Errorf("formatIKey of a malformed key = %q", got)
 	}

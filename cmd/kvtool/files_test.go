@@ -311,3 +311,26 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestNotAStoreFile: wal and sst commands given a file of another kind say
+// so and fail, instead of reporting damage or nothing.
+func TestNotAStoreFile(t *testing.T) {
+	dir := buildStore(t, nil)
+	current := filepath.Join(dir, "CURRENT")
+	if _, errs := mustRun(t, 1, "wal", "dump", current); !strings.Contains(errs, "is not a log file") {
+		t.Errorf("wal dump CURRENT: %q", errs)
+	}
+	for _, cmd := range []string{"props", "dump", "check"} {
+		for _, f := range []string{current, oneFile(t, dir, ".log")} {
+			if _, errs := mustRun(t, 1, "sst", cmd, f); !strings.Contains(errs, "is not a table file") {
+				t.Errorf("sst %s %s: %q", cmd, filepath.Base(f), errs)
+			}
+		}
+	}
+	// A real table with a damaged byte is damage, not "not a table".
+	sst := oneFile(t, dir, ".sst")
+	flipByte(t, sst, 10)
+	if _, errs := mustRun(t, 1, "sst", "check", sst); strings.Contains(errs, "not a table") {
+		t.Errorf("sst check of a damaged table: %q", errs)
+	}
+}

@@ -15,6 +15,7 @@ import (
 func knownFilters() []filter.Policy {
 	return []filter.Policy{
 		filter.NewBloomPolicy(10),
+		filter.NewLegacyBloomPolicy(10),
 		filter.NewLevelDBBloomPolicy(10),
 		filter.NewBlockedBloomPolicy(10),
 		filter.NewBinaryFusePolicy(8),

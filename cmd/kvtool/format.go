@@ -44,6 +44,19 @@ func (f byteFormat) formatIKey(ikey []byte) string {
 	return fmt.Sprintf("%s#%d,%s", f.format(ukey), seq, kind)
 }
 
+// formatSeparator renders an index separator. A separator shortened by the
+// table writer carries the largest sequence number, which sorts it before
+// every entry of its user key: it is shown as that user key with "max
+// sequence" in words. Any other separator is the block's last entry and
+// is shown as an internal key.
+func (f byteFormat) formatSeparator(ikey []byte) string {
+	ukey, seq, _, ok := base.ParseInternalKey(ikey)
+	if ok && seq == base.MaxSeqNum {
+		return fmt.Sprintf("%s (user key, max sequence)", f.format(ukey))
+	}
+	return f.formatIKey(ikey)
+}
+
 // escape renders b as text: printable ASCII except the backslash as is,
 // everything else escaped.
 func escape(b []byte) string {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 // storeFlags are the flags of the commands that open a store with db.Open.
@@ -20,9 +22,9 @@ type storeFlags struct {
 
 func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
 	if s.readOnly {
-		f.StringVar(&s.filter, "filter", "", "filter policy: bloom[:BITS], leveldb[:BITS] or none (accepted for scripts; this read-only open writes no table, and reads every table's filter by the policy it names)")
+		f.StringVar(&s.filter, "filter", "", "filter policy: bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none (accepted for scripts; this read-only open writes no table, and reads every table's filter by the policy it names)")
 	} else {
-		f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS] or none; default bloom:10")
+		f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none; default: the policy of the store's newest table, so the store keeps one policy (bloom:10 for a new store)")
 	}
 	if canCreate {
 		f.BoolVar(&s.create, "create", false, "create the store if DIR holds none")
@@ -37,6 +39,9 @@ func openStore(dir string, s storeFlags) (*db.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.filter == "" && !s.readOnly {
+		p = storePolicy(dir)
+	}
 	d, err := db.Open(dir, &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create, ReadOnly: s.readOnly})
 	switch {
 	case errors.Is(err, db.ErrLocked) && s.readOnly:
@@ -47,6 +52,59 @@ func openStore(dir string, s storeFlags) (*db.DB, error) {
 		return nil, fmt.Errorf("no store in %s (%w)", dir, err)
 	}
 	return d, err
+}
+
+// storePolicy returns the filter policy of the newest table of the store
+// in dir (the one its last flush or compaction wrote), rebuilt from the
+// name and the bits per key in the table's properties; nil (the default
+// policy) when the store has no table or it cannot be read (db.Open then
+// reports what is wrong).
+func storePolicy(dir string) filter.Policy {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil
+	}
+	var newest uint64
+	for _, files := range st.version.Files {
+		for _, f := range files {
+			newest = max(newest, f.FileNum)
+		}
+	}
+	if newest == 0 {
+		return nil
+	}
+	r, f, err := openTable(tablePath(dir, newest), false)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	defer r.Close()
+	props := r.Properties()
+	return policyFromProperties(props.FilterPolicy, props.FilterBitsPerKey)
+}
+
+// policyFromProperties rebuilds a table's policy from its name and the
+// bits per key its filter measures; nil for a name kvtool does not know.
+func policyFromProperties(name string, bitsPerKey float64) filter.Policy {
+	bits := min(max(int(math.Round(bitsPerKey)), filter.MinBitsPerKey), filter.MaxBitsPerKey)
+	switch name {
+	case "":
+		return filter.None
+	case filter.BloomPolicyName:
+		return filter.NewBloomPolicy(bits)
+	case filter.LegacyBloomPolicyName:
+		return filter.NewLegacyBloomPolicy(bits)
+	case filter.LevelDBBloomPolicyName:
+		return filter.NewLevelDBBloomPolicy(bits)
+	case filter.BlockedBloomPolicyName:
+		return filter.NewBlockedBloomPolicy(bits)
+	case filter.BinaryFusePolicyName:
+		if bitsPerKey >= 12 { // 8-bit fingerprints take about 9 bits a key, 16-bit 18
+			return filter.NewBinaryFusePolicy(16)
+		}
+		return filter.NewBinaryFusePolicy(8)
+	}
+	return nil
 }
 
 // closeStore closes d, turning a failure to close into the command's error.
@@ -191,14 +249,14 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 	prefix := f.String("prefix", "", "print only keys with this prefix")
 	limit := f.Int("limit", 0, "print at most this many keys (0: no limit)")
 	hexIO := f.Bool("hex", false, "--start, --end and --prefix are hex, and keys and values are printed as hex")
-	keysOnly := f.Bool("keys-only", false, "print keys without values")
-	maxLen := f.Int("max-len", 0, "abbreviate keys and values longer than this many bytes (0: print whole)")
+	keysOnly := f.Bool("keys_only", false, "print keys without values")
+	maxLen := f.Int("max_len", 0, "abbreviate keys and values longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
 	}
 	if *limit < 0 || *maxLen < 0 {
-		fmt.Fprintf(stderr, "kvtool scan: --limit and --max-len must not be negative\n")
+		fmt.Fprintf(stderr, "kvtool scan: --limit and --max_len must not be negative\n")
 		return exitUsage
 	}
 	var r scanRange
@@ -269,6 +327,36 @@ func runMetrics(args []string, stdout, stderr io.Writer) int {
 	}()
 	if err != nil {
 		return fail(stderr, "metrics", err)
+	}
+	return exitOK
+}
+
+func runCheckpoint(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("checkpoint", "kvtool checkpoint [flags] DIR DEST",
+		"Writes a consistent copy of the store in DIR into DEST, a directory that\nmust not exist (db.DB.Checkpoint): tables are hard-linked where the file\nsystem allows and copied otherwise, and what the write-ahead logs hold\ngoes into one new table, so DEST opens as a store of its own. DIR is\nopened read-only and does not change; it must not be open for writing\nin another process (a program that has the store open calls\nCheckpoint itself).")
+	pos, err := f.parse(args, 2, 2, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	err = func() (err error) {
+		d, err := openStore(pos[0], storeFlags{readOnly: true})
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		if err := d.Checkpoint(pos[1]); err != nil {
+			return err
+		}
+		m := d.Metrics()
+		files := 0
+		for _, l := range m.Levels {
+			files += l.Files
+		}
+		_, err = fmt.Fprintf(stdout, "checkpoint of %s written to %s (%d tables, plus one for the logs' writes when they hold any)\n", pos[0], pos[1], files)
+		return err
+	}()
+	if err != nil {
+		return fail(stderr, "checkpoint", err)
 	}
 	return exitOK
 }

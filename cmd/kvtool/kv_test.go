@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 func TestGetPutDelete(t *testing.T) {
@@ -122,6 +124,10 @@ func TestScan(t *testing.T) {
 		{[]string{"--prefix", "zzz"}, nil},
 		{[]string{"--hex", "--prefix", hex.EncodeToString([]byte("wal-a"))}, []string{hex.EncodeToString([]byte("wal-a")) + "\t41"}},
 		{[]string{"--prefix", "key01999", "--max-len", "4"}, []string{"key0...(8 bytes)\tvalu...(10 bytes)"}},
+		// Underscores are the canonical spelling; hyphens work too.
+		{[]string{"--prefix", "key01999", "--max_len", "4"}, []string{"key0...(8 bytes)\tvalu...(10 bytes)"}},
+		{[]string{"--prefix", "key01999", "-max_len=4"}, []string{"key0...(8 bytes)\tvalu...(10 bytes)"}},
+		{[]string{"--prefix", "wal-", "--keys_only"}, []string{"wal-a", "wal-b"}},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -230,4 +236,80 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%s --help: exit %d, stdout %q", g, code, out)
 		}
 	}
+}
+
+// TestFlagSpelling: help shows the underscore spellings (kvbench's and
+// db_bench's convention), and an unknown flag in either spelling is still a
+// usage error.
+func TestFlagSpelling(t *testing.T) {
+	out, _ := mustRun(t, 0, "scan", "--help")
+	if !strings.Contains(out, "-max_len") || !strings.Contains(out, "-keys_only") || strings.Contains(out, "-max-len") {
+		t.Errorf("scan --help does not show the underscore spellings:\n%s", out)
+	}
+	dir := buildStore(t, nil)
+	for _, bad := range []string{"--max-lenn", "--no-such-flag", "--no_such_flag"} {
+		if code, _, _ := runTool(t, "scan", bad, "1", dir); code != exitUsage {
+			t.Errorf("scan %s: exit %d, want %d", bad, code, exitUsage)
+		}
+	}
+}
+
+// TestWritesKeepTheStorePolicy: kvtool's writes use the policy of the
+// store's newest table (here a blocked Bloom filter of 14 bits per key),
+// not kvtool's default, unless --filter says otherwise.
+func TestWritesKeepTheStorePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		p    filter.Policy
+		flag string
+		want string
+	}{
+		{filter.NewBlockedBloomPolicy(14), "", filter.BlockedBloomPolicyName},
+		{filter.NewBinaryFusePolicy(16), "", filter.BinaryFusePolicyName},
+		{filter.None, "", ""},
+		{filter.NewBlockedBloomPolicy(14), "--filter=leveldb:8", filter.LevelDBBloomPolicyName},
+	} {
+		dir := buildStore(t, tc.p)
+		args := []string{"put", dir, "new-key", "new-value"}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		before := len(storeFiles(t, dir, ".sst"))
+		mustRun(t, 0, args...)
+		// The put's open replays the store's log (wal-a, wal-b) into a new
+		// table: the newest table is kvtool's.
+		tables := storeFiles(t, dir, ".sst")
+		if len(tables) != before+1 {
+			t.Fatalf("kvtool put wrote %d tables, want 1", len(tables)-before)
+		}
+		newest := tables[len(tables)-1]
+		out, _ := mustRun(t, 0, "sst", "props", newest)
+		wantLine := "filter policy: " + tc.want
+		if tc.want == "" {
+			wantLine = "filter policy: none"
+		}
+		if !strings.Contains(out, wantLine) {
+			t.Errorf("%s %s: the table kvtool wrote says:\n%s\nwant %q", tc.p.Name(), tc.flag, out, wantLine)
+		}
+	}
+}
+
+// TestCheckpointCommand: kvtool checkpoint copies a store (tables and the
+// writes still in its log) without changing it, and refuses an existing
+// destination.
+func TestCheckpointCommand(t *testing.T) {
+	dir := buildStore(t, nil)
+	before, _ := mustRun(t, 0, "scan", dir)
+	dest := filepath.Join(t.TempDir(), "copy")
+	mustRun(t, 0, "checkpoint", dir, dest)
+	after, _ := mustRun(t, 0, "scan", dest)
+	if after != before {
+		t.Fatalf("the checkpoint scans differently from the store")
+	}
+	if again, _ := mustRun(t, 0, "scan", dir); again != before {
+		t.Fatalf("checkpoint changed the store")
+	}
+	if _, errs := mustRun(t, 1, "checkpoint", dir, dest); !strings.Contains(errs, "already exists") {
+		t.Errorf("checkpoint to an existing directory: %q", errs)
+	}
+	mustRun(t, 2, "checkpoint", dir)
 }

@@ -13,7 +13,7 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("lsm", "kvtool lsm [flags] DIR",
 		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, filter policy and bits per\nkey (from each table's properties), sequence numbers and user-key range.\nIt reads the files without taking the store's LOCK.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
-	maxLen := f.Int("max-len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
+	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)

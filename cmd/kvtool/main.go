@@ -15,8 +15,10 @@
 //	kvtool wal      dump [flags] FILE
 //	kvtool check    [flags] DIR
 //	kvtool metrics  [flags] DIR
+//	kvtool checkpoint [flags] DIR DEST
 //
-// Every command takes --help. Only put and delete change a store. get,
+// Every command takes --help. Only put and delete change a store
+// (checkpoint writes a new one). get,
 // scan and metrics open it with db.Open read-only (db.Options.ReadOnly):
 // the write-ahead logs are replayed into memory, so unflushed writes show,
 // and nothing in the directory changes; they share the store's LOCK with
@@ -24,6 +26,9 @@
 // writing. put and delete open it read-write and fail while any other
 // process has it open. lsm, sst, manifest, wal and check only read files
 // and take no lock.
+//
+// Flags are spelled with underscores, as kvbench's and db_bench's are
+// (--max_len); the same names with hyphens (--max-len) work too.
 //
 // Exit status: 0 on success, 1 when the command fails (including a key
 // that is not found and any corruption found), 2 for a usage error.
@@ -66,6 +71,7 @@ func commands() []command {
 		{"wal", "dump every batch of a write-ahead log (dump)", runWAL},
 		{"check", "verify every checksum of a store's tables, MANIFEST and logs", runCheck},
 		{"metrics", "open a store and print its metrics", runMetrics},
+		{"checkpoint", "write a consistent copy of a store into a new directory", runCheckpoint},
 	}
 }
 
@@ -133,6 +139,38 @@ func (f *cmdFlags) usage(w io.Writer) {
 	}
 }
 
+// canonicalFlags returns args with every flag spelled with hyphens where
+// the flag set has it with underscores (--max-len for --max_len): kvtool's
+// flags, like kvbench's, use db_bench's underscores, and either spelling
+// works. Arguments after "--" are left alone.
+func (f *cmdFlags) canonicalFlags(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		dashes := 1
+		if a[1] == '-' {
+			dashes = 2
+		}
+		name, value, hasValue := strings.Cut(a[dashes:], "=")
+		if f.Lookup(name) != nil || !strings.Contains(name, "-") {
+			continue
+		}
+		if alt := strings.ReplaceAll(name, "-", "_"); f.Lookup(alt) != nil {
+			out[i] = a[:dashes] + alt
+			if hasValue {
+				out[i] += "=" + value
+			}
+		}
+	}
+	return out
+}
+
 // errHelp is returned by parse when --help was asked for and printed.
 var errHelp = errors.New("help printed")
 
@@ -143,6 +181,7 @@ var errHelp = errors.New("help printed")
 // the usage to stderr and returns it. Callers turn the error into a status
 // with usageStatus.
 func (f *cmdFlags) parse(args []string, minArgs, maxArgs int, stdout, stderr io.Writer) ([]string, error) {
+	args = f.canonicalFlags(args)
 	var pos []string
 	for {
 		err := f.Parse(args)

@@ -17,7 +17,7 @@ func runManifestDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("manifest dump", "kvtool manifest dump [flags] FILE|DIR",
 		"Prints every version edit of the MANIFEST FILE (or of the MANIFEST that\nDIR's CURRENT names): comparer, log and file numbers, last sequence, and\nthe tables each edit adds and deletes. Then it prints the version the edits\nbuild. A damaged record is reported, skipped, and gives exit status 1.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
-	maxLen := f.Int("max-len", 64, "abbreviate keys longer than this many bytes (0: print whole)")
+	maxLen := f.Int("max_len", 64, "abbreviate keys longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)

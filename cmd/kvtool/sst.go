@@ -52,11 +52,11 @@ func runSSTDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("sst dump", "kvtool sst dump [flags] FILE",
 		"Prints the entries of the table FILE in order, one per line as\nKEY#SEQ,KIND => VALUE. With --blocks it first lists every block: data\nblocks (offset, size, compression, index separator) and meta blocks.")
 	blocks := f.Bool("blocks", false, "list the blocks first")
-	noEntries := f.Bool("no-entries", false, "do not print the entries")
+	noEntries := f.Bool("no_entries", false, "do not print the entries")
 	start := f.String("start", "", "start at this user key")
 	limit := f.Int("limit", 0, "print at most this many entries (0: all)")
 	hexOut := f.Bool("hex", false, "print keys and values as hex (and read --start as hex)")
-	maxLen := f.Int("max-len", 64, "abbreviate keys and values longer than this many bytes (0: print whole)")
+	maxLen := f.Int("max_len", 64, "abbreviate keys and values longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
@@ -74,7 +74,7 @@ func runSSTDump(args []string, stdout, stderr io.Writer) int {
 		l := t.layout
 		for i, b := range l.data {
 			fmt.Fprintf(stdout, "data block %d: offset %d, size %d, %s, separator %s\n",
-				i, b.offset, b.size, b.compression, bf.formatIKey(b.separator))
+				i, b.offset, b.size, b.compression, bf.formatSeparator(b.separator))
 		}
 		for _, m := range l.meta {
 			fmt.Fprintf(stdout, "meta block %q: offset %d, size %d\n", m.name, m.offset, m.size)

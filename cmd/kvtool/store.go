@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -209,6 +210,26 @@ func listStoreFiles(dir string) ([]storeFile, error) {
 	return out, nil
 }
 
+// errNotTable is wrapped by the error for a file that is not a table.
+var errNotTable = errors.New("not a table file")
+
+// checkTableMagic tells a file that is not a bloomkv table (too short for
+// a footer, or without the table magic number at its end) from a damaged
+// table, before the table reader reports either as corruption.
+func checkTableMagic(f *os.File, path string, size int64) error {
+	if size < sstable.FooterLen {
+		return fmt.Errorf("%s is %w: %d bytes, shorter than a table's %d-byte footer", path, errNotTable, size, sstable.FooterLen)
+	}
+	var magic [8]byte
+	if _, err := f.ReadAt(magic[:], size-8); err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint64(magic[:]) != sstable.TableMagic {
+		return fmt.Errorf("%s is %w: it does not end with the table magic number %q (ends with %q)", path, errNotTable, "bloomkv!", magic[:])
+	}
+	return nil
+}
+
 // openTable opens the table file at path. With filters nil the reader
 // skips the filter block (the properties still name its policy).
 func openTable(path string, withFilters bool) (*sstable.Reader, *os.File, error) {
@@ -218,6 +239,10 @@ func openTable(path string, withFilters bool) (*sstable.Reader, *os.File, error)
 	}
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := checkTableMagic(f, path, fi.Size()); err != nil {
 		f.Close()
 		return nil, nil, err
 	}

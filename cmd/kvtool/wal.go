@@ -18,16 +18,16 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 
 func runWALDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("wal dump", "kvtool wal dump [flags] FILE",
-		"Prints every record of the write-ahead log FILE (NNNNNN.log): its first\nsequence number, its count of writes and each write (SET key => value or\nDEL key), keys and values abbreviated. A damaged record is reported and\nskipped, and gives exit status 1; a torn tail, what a crash while\nappending leaves, ends the log quietly.")
+		"Prints every record of the write-ahead log FILE (NNNNNN.log): its first\nsequence number, its count of writes and each write (SET key => value or\nDEL key), keys and values abbreviated. A damaged record (or damaged bytes\nskipped) is reported and gives exit status 1, as does a file with no\nrecord of the log format at all (not a log file); a torn tail, what a\ncrash while appending leaves, ends the log quietly.")
 	hexOut := f.Bool("hex", false, "print keys and values as hex")
-	maxLen := f.Int("max-len", 32, "abbreviate keys and values longer than this many bytes (0: print whole)")
-	countsOnly := f.Bool("counts-only", false, "print one line per record, without its writes")
+	maxLen := f.Int("max_len", 32, "abbreviate keys and values longer than this many bytes (0: print whole)")
+	countsOnly := f.Bool("counts_only", false, "print one line per record, without its writes")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
 	}
 	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
-	bad := 0
+	bad, markers := 0, 0
 	records, ops, dropped, err := forEachWALRecord(pos[0], func(n int, b *batch, err error) {
 		if err != nil {
 			bad++
@@ -36,6 +36,7 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		if b.marker != "" {
+			markers++
 			fmt.Fprintf(stdout, "record %d: %s\n", n, b.marker)
 			return
 		}
@@ -54,12 +55,16 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "wal dump", err)
 	}
+	if records == 0 && markers == 0 && bad == 0 && dropped > 0 {
+		return fail(stderr, "wal dump", fmt.Errorf("%s is not a log file: none of its %d bytes is a record of the write-ahead log format", pos[0], dropped))
+	}
 	fmt.Fprintf(stdout, "--- %d records, %d writes", records, ops)
 	if dropped > 0 {
 		fmt.Fprintf(stdout, ", %d damaged bytes skipped", dropped)
+		fmt.Fprintf(stderr, "kvtool wal dump: %s: %d damaged bytes skipped\n", pos[0], dropped)
 	}
 	fmt.Fprintln(stdout)
-	if bad > 0 {
+	if bad > 0 || dropped > 0 {
 		return exitFailure
 	}
 	return exitOK
