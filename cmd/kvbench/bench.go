@@ -110,9 +110,10 @@ func benchmarkNames() []string {
 	return names
 }
 
-// step is one benchmark of a run; index is its place in --benchmarks,
-// which (with --seed) fixes its random keys, so a repeat of part of the
-// list draws the same keys.
+// step is one benchmark of a run; index is its place in --benchmarks.
+// Its random keys depend on its name, the thread and --seed only (see
+// newThread), not on its place: a benchmark draws the same keys wherever it
+// runs, in this process or the next.
 type step struct {
 	name  string
 	index int
@@ -161,8 +162,13 @@ type thread struct {
 	_        [64]byte // keep threads' hot counters apart
 }
 
+// newThread makes thread id of step s. Its random source is seeded from
+// --seed, the benchmark's name and the thread: readrandom after fillrandom
+// draws keys unrelated to those fillrandom wrote (about 1-1/e of --num
+// distinct keys were written, so about 63% are found), whether the two
+// run in one process or in two with --use_existing_db.
 func newThread(cfg *config, s step, id int) *thread {
-	seed := cfg.seed*1_000_003 + uint64(s.index)
+	seed := streamSeed(cfg.seed, s.name)
 	t := &thread{
 		id:  id,
 		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
@@ -391,7 +397,7 @@ func (b *bench) runOne(s step) (*result, error) {
 			if err := b.close(); err != nil {
 				return nil, err
 			}
-			if err := destroyStore(b.dir); err != nil {
+			if _, err := destroyStore(b.dir); err != nil {
 				return nil, err
 			}
 		}
@@ -402,6 +408,17 @@ func (b *bench) runOne(s step) (*result, error) {
 		}
 	}
 	b.used = true
+	if bm.kind == kindRead && b.cfg.waitCompactions {
+		// As db_bench does: the reads are measured on a settled tree, and
+		// the read-path counters are not mixed with a fill's compactions.
+		st := time.Now()
+		if err := b.d.WaitForCompactions(); err != nil {
+			return nil, fmt.Errorf("waiting for compactions: %w", err)
+		}
+		if w := time.Since(st); w > 10*time.Millisecond && !b.quiet {
+			fmt.Fprintf(b.errOut, "%s: waited %v for the compactions of what came before (--wait_for_compactions=false to not wait)\n", s.name, w.Round(time.Millisecond))
+		}
+	}
 
 	nthreads := 1
 	if bm.kind == kindRead {
@@ -466,22 +483,37 @@ func (b *bench) runOne(s step) (*result, error) {
 	return r, nil
 }
 
+// streamSeed mixes --seed and a benchmark's name into the seed of its key
+// stream (FNV-1a over the name, then a 64-bit finalizer).
+func streamSeed(seed uint64, name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	h ^= seed * 0x9e3779b97f4a7c15
+	h ^= h >> 31
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>29
+}
+
 // destroyStore removes a store directory, refusing a directory that holds
 // files but no store (a mistyped --db must not wipe someone's files).
-func destroyStore(dir string) error {
+// It reports whether it removed a store (a CURRENT file was there).
+func destroyStore(dir string) (removed bool, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(entries) > 0 {
 		if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
-			return fmt.Errorf("refusing to remove %s: it is not empty and holds no store (no CURRENT file)", dir)
+			return false, fmt.Errorf("refusing to remove %s: it is not empty and holds no store (no CURRENT file)", dir)
 		}
+		removed = true
 	}
-	return os.RemoveAll(dir)
+	return removed, os.RemoveAll(dir)
 }
 
 // run is kvbench without the subcommand: it runs --benchmarks and prints
@@ -507,11 +539,20 @@ func run(cfg *config, out, errOut io.Writer) error {
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "db")
 	} else if !cfg.useExisting {
-		if err := destroyStore(dir); err != nil {
+		removed, err := destroyStore(dir)
+		if err != nil {
 			return err
 		}
+		if removed {
+			fmt.Fprintf(errOut, "kvbench: removed the existing store at %s (--use_existing_db keeps and uses it)\n", dir)
+		}
+	} else if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		return fmt.Errorf("--use_existing_db: no store at %s (no CURRENT file); run a fill benchmark without --use_existing_db first, or check the path", dir)
 	}
 	printHeader(cfg, out, dir, policy)
+	if cfg.useExisting {
+		printExistingStore(out, dir)
+	}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -548,23 +589,11 @@ func run(cfg *config, out, errOut io.Writer) error {
 	rep := &report{Config: cfg.jsonConfig(dir, policy), Results: results}
 
 	if i := comparisonEnd(steps); cfg.compare && i >= 0 && !filter.IsNone(policy) && !cfg.useExisting {
-		// The same steps, same keys, same shape of store, with no filter.
-		fmt.Fprintf(errOut, "repeating %s with no filter for comparison...\n", joinSteps(steps[comparisonStart(steps, i):i+1]))
-		tmp, err := os.MkdirTemp("", "kvbench-nofilter-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		nb := &bench{cfg: cfg, dir: filepath.Join(tmp, "db"), policy: filter.None, out: io.Discard, errOut: errOut, quiet: true}
-		nf, err := nb.runAll(steps[comparisonStart(steps, i) : i+1])
-		if cerr := nb.close(); err == nil {
-			err = cerr
-		}
+		fe, err := compareNoFilter(cfg, policy, steps, i, out, errOut)
 		if err != nil {
 			return fmt.Errorf("no-filter comparison: %w", err)
 		}
-		with := findResult(results, steps[i])
-		rep.FilterEffect = printFilterEffect(out, policy, with, nf[len(nf)-1])
+		rep.FilterEffect = fe
 	}
 	if cfg.jsonPath != "" {
 		if err := writeJSON(cfg.jsonPath, rep); err != nil {
@@ -572,6 +601,51 @@ func run(cfg *config, out, errOut io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// comparisonRounds is how many times the comparison runs readmissing on
+// each of its two stores, alternating, so that both see the same noise.
+const comparisonRounds = 5
+
+// compareNoFilter builds two stores as steps[start..end-1] build them, one
+// with the run's filter and one with none, then runs readmissing (steps[end])
+// on each in comparisonRounds alternating rounds, and prints the medians and
+// the spread of the ratio: a figure from one pair of runs on a noisy
+// machine is not a result (two identical small runs once gave 0.57x and
+// 1.82x).
+func compareNoFilter(cfg *config, policy filter.Policy, steps []step, end int, out, errOut io.Writer) (*filterEffect, error) {
+	start := comparisonStart(steps, end)
+	fmt.Fprintf(errOut, "comparing readmissing with and without the filter: building two stores with %s, then %d alternating rounds...\n",
+		joinSteps(steps[start:end]), comparisonRounds)
+	tmp, err := os.MkdirTemp("", "kvbench-compare-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	with := &bench{cfg: cfg, dir: filepath.Join(tmp, "filter"), policy: policy, out: io.Discard, errOut: errOut, quiet: true}
+	none := &bench{cfg: cfg, dir: filepath.Join(tmp, "none"), policy: filter.None, out: io.Discard, errOut: errOut, quiet: true}
+	defer with.close()
+	defer none.close()
+	for _, b := range []*bench{with, none} {
+		if _, err := b.runAll(steps[start:end]); err != nil {
+			return nil, err
+		}
+	}
+	var withRes, noneRes []*result
+	for r := 0; r < comparisonRounds; r++ {
+		for _, b := range []*bench{with, none} {
+			res, err := b.runOne(steps[end])
+			if err != nil {
+				return nil, err
+			}
+			if b == with {
+				withRes = append(withRes, res)
+			} else {
+				noneRes = append(noneRes, res)
+			}
+		}
+	}
+	return printFilterEffect(out, policy, withRes, noneRes), nil
 }
 
 // comparisonEnd is the index of the first readmissing step, or -1.
@@ -594,17 +668,6 @@ func comparisonStart(steps []step, end int) int {
 		}
 	}
 	return 0
-}
-
-// findResult returns the first result of the benchmark named in s (the
-// step comparisonEnd picks is the first of its name).
-func findResult(results []*result, s step) *result {
-	for _, r := range results {
-		if r.Name == s.name {
-			return r
-		}
-	}
-	return nil
 }
 
 func joinSteps(steps []step) string {

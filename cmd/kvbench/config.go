@@ -42,6 +42,7 @@ type config struct {
 	l0Slowdown       int
 	l0Stop           int
 	lbaseBytes       int64
+	waitCompactions  bool
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -66,6 +67,7 @@ func defaultConfig() *config {
 		compare:          true,
 		mmapRead:         true,
 		mmapWAL:          true,
+		waitCompactions:  true,
 	}
 }
 
@@ -80,8 +82,9 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.cacheSize, "cache_size", c.cacheSize, "block cache bytes (0 or negative: no block cache)")
 	fs.IntVar(&c.writeBufferSize, "write_buffer_size", c.writeBufferSize, "memtable bytes before a flush")
 	fs.IntVar(&c.blockSize, "block_size", c.blockSize, "data block bytes")
-	fs.StringVar(&c.dbPath, "db", "", "store directory (default: a temporary directory, removed at exit)")
-	fs.BoolVar(&c.useExisting, "use_existing_db", false, "use the store at --db as it is; skip the benchmarks that need a fresh store")
+	fs.StringVar(&c.dbPath, "db", "", "store directory (default: a temporary directory, removed at exit); a store already there is REMOVED first unless --use_existing_db is set (a directory holding other files is refused)")
+	fs.BoolVar(&c.useExisting, "use_existing_db", false, "use the store at --db as it is (it must exist); skip the benchmarks that need a fresh store")
+	fs.BoolVar(&c.waitCompactions, "wait_for_compactions", c.waitCompactions, "before each read benchmark, wait until the store's flushes and compactions are done (as db_bench does)")
 	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
 	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
@@ -92,7 +95,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.lbaseBytes, "max_bytes_for_level_base", 0, "level 1's target size in bytes (0: the engine's default)")
 	fs.BoolVar(&c.mmapWAL, "mmap_wal", c.mmapWAL, "append the write-ahead log through a memory map (false: one write(2) per commit)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
-	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed (same seed, same keys)")
+	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed: each benchmark's keys come from --seed, its name and its thread, so the same seed draws the same keys wherever the benchmark runs (a readrandom after a fillrandom finds about 63% of --num keys, in one process or two)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run, before the store is closed")
 	fs.StringVar(&c.tracePath, "trace", "", "write a runtime execution trace of the whole run to this file (go tool trace)")

@@ -329,7 +329,7 @@ func runFiltersCmd(args []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(canonicalArgs(fs, args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -105,6 +107,69 @@ func (h *histogram) stddev() float64 {
 	}
 	m := h.mean()
 	return math.Sqrt(max(h.sumSq/float64(h.n)-m*m, 0))
+}
+
+// dbBenchLimits are the upper limits, in microseconds, of the rows of
+// db_bench's histogram table: 1 to 10, then 12, 14, 16, 18, 20, 25, 30, 35,
+// 40, 45, 50, 60, 70, 80, 90 times each power of ten, up to 1e10 µs.
+var dbBenchLimits = func() []float64 {
+	var l []float64
+	for i := 1; i <= 10; i++ {
+		l = append(l, float64(i))
+	}
+	for p := 10.0; p < 1e10; p *= 10 {
+		for _, m := range []float64{1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10} {
+			l = append(l, m*p)
+		}
+	}
+	return l
+}()
+
+// dbBenchString renders the histogram as db_bench's --histogram does: the
+// summary (count, average, standard deviation, min, median, max and
+// percentiles, in microseconds) and the table of rows [lo, hi) with the
+// count, its share, the cumulative share and a bar of '#'. Rows follow
+// db_bench's limits; each of the histogram's own (finer) buckets goes to
+// the row holding its midpoint, and empty rows are left out.
+func (h *histogram) dbBenchString() string {
+	if h == nil || h.n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Microseconds per op:\n")
+	fmt.Fprintf(&b, "Count: %d  Average: %.4f  StdDev: %.2f\n", h.n, h.mean()/1e3, h.stddev()/1e3)
+	fmt.Fprintf(&b, "Min: %.4f  Median: %.4f  Max: %.4f\n", us(time.Duration(h.min)), us(h.percentile(0.5)), us(time.Duration(h.max)))
+	fmt.Fprintf(&b, "Percentiles: P50: %.2f P75: %.2f P99: %.2f P99.9: %.2f P99.99: %.2f\n",
+		us(h.percentile(0.5)), us(h.percentile(0.75)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.percentile(0.9999)))
+	fmt.Fprintf(&b, "------------------------------------------------------\n")
+	rows := make([]int64, len(dbBenchLimits)+1)
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		lo, hi := bucketBounds(i)
+		mid := float64(lo+hi) / 2 / 1e3
+		rows[sort.SearchFloat64s(dbBenchLimits, math.Nextafter(mid, math.Inf(1)))] += int64(c)
+	}
+	var cum int64
+	for r, c := range rows {
+		if c == 0 {
+			continue
+		}
+		lo := 0.0
+		if r > 0 {
+			lo = dbBenchLimits[r-1]
+		}
+		hi := math.Inf(1)
+		if r < len(dbBenchLimits) {
+			hi = dbBenchLimits[r]
+		}
+		cum += c
+		share := 100 * float64(c) / float64(h.n)
+		fmt.Fprintf(&b, "[ %7.0f, %7.0f ) %7d %7.3f%% %7.3f%% %s\n", lo, hi, c, share, 100*float64(cum)/float64(h.n),
+			strings.Repeat("#", int(math.Round(share/5))))
+	}
+	return b.String()
 }
 
 // latencySummary is the percentiles kvbench reports, in microseconds.

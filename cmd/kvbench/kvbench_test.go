@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -461,5 +464,164 @@ func TestEveryPolicy(t *testing.T) {
 				t.Errorf("readmissing fp rate %.3f%%", res[1].fpRate)
 			}
 		})
+	}
+}
+
+// TestHistogramTable checks db_bench's histogram output against the exact
+// samples: the summary's count, average, min and max; each row's count
+// against the samples whose value lies in the row, up to those within the
+// buckets' 1.6% resolution of its limits; and the cumulative share.
+func TestHistogramTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	h := newHistogram()
+	var all []float64 // microseconds
+	for range 50000 {
+		d := time.Duration(math.Exp(rng.Float64()*math.Log(2e7)) * 50) // 50 ns to 1 s, log-uniform
+		h.add(d)
+		all = append(all, float64(d)/1e3)
+	}
+	out := h.dbBenchString()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[1], fmt.Sprintf("Count: %d  Average: %.4f", len(all), h.mean()/1e3)) {
+		t.Errorf("summary line %q", lines[1])
+	}
+	slices.Sort(all)
+	if want := fmt.Sprintf("Min: %.4f", all[0]); !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], fmt.Sprintf("Max: %.4f", all[len(all)-1])) {
+		t.Errorf("min/max line %q, want min %.4f max %.4f", lines[2], all[0], all[len(all)-1])
+	}
+	if !strings.HasPrefix(lines[3], "Percentiles: P50:") || !strings.Contains(lines[3], "P99.99:") {
+		t.Errorf("percentiles line %q", lines[3])
+	}
+	rowRE := regexp.MustCompile(`^\[\s*(\S+),\s*(\S+) \)\s+(\d+)\s+(\S+)%\s+(\S+)%`)
+	var total int
+	var lastCum float64
+	for _, l := range lines[5:] {
+		m := rowRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("row %q", l)
+		}
+		lo, _ := strconv.ParseFloat(m[1], 64)
+		hi, _ := strconv.ParseFloat(m[2], 64)
+		n, _ := strconv.Atoi(m[3])
+		cum, _ := strconv.ParseFloat(m[5], 64)
+		exact, near := 0, 0
+		for _, v := range all {
+			if v >= lo && v < hi {
+				exact++
+			}
+			if math.Abs(v-lo) <= 0.02*lo || math.Abs(v-hi) <= 0.02*hi {
+				near++
+			}
+		}
+		if d := n - exact; d > near || -d > near {
+			t.Errorf("row [%g, %g): %d, exact %d (%d samples near its limits)", lo, hi, n, exact, near)
+		}
+		total += n
+		if cum < lastCum {
+			t.Errorf("cumulative share falls at row %q", l)
+		}
+		lastCum = cum
+	}
+	if total != len(all) || math.Abs(lastCum-100) > 0.001 {
+		t.Errorf("rows hold %d of %d samples, cumulative %.3f%%", total, len(all), lastCum)
+	}
+}
+
+// TestFoundFractionAcrossProcesses: readrandom draws keys by its own name
+// and thread, not its place in --benchmarks, so after a fillrandom it finds
+// about 1-1/e of the keys whether it runs in the same process or in the
+// next one with --use_existing_db (it found 100% there when the keys
+// followed the position), with one thread or two.
+func TestFoundFractionAcrossProcesses(t *testing.T) {
+	const num = 20000
+	want := 1 - math.Exp(-1) // fillrandom writes num draws of num keys
+	check := func(name string, out string) {
+		t.Helper()
+		for _, r := range parseOutput(t, out) {
+			if r.name != "readrandom" {
+				continue
+			}
+			got := float64(r.found) / float64(r.ops)
+			// Binomial spread over 20,000 draws is 0.34%; 2% covers it.
+			if math.Abs(got-want) > 0.02 {
+				t.Errorf("%s: readrandom found %d of %d (%.1f%%), want about %.1f%%", name, r.found, r.ops, 100*got, 100*want)
+			}
+			return
+		}
+		t.Errorf("%s: no readrandom line:\n%s", name, out)
+	}
+	for _, threads := range []int{1, 2} {
+		cfg := defaultConfig()
+		cfg.num, cfg.benchmarks, cfg.threads, cfg.compare = num, "fillrandom,readrandom", threads, false
+		var out bytes.Buffer
+		if err := run(cfg, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("one process, %d threads", threads), out.String())
+
+		dir := filepath.Join(t.TempDir(), "db")
+		cfg = defaultConfig()
+		cfg.num, cfg.benchmarks, cfg.dbPath, cfg.compare = num, "fillrandom", dir, false
+		if err := run(cfg, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		cfg = defaultConfig()
+		cfg.num, cfg.benchmarks, cfg.dbPath, cfg.useExisting, cfg.threads = num, "readrandom", dir, true, threads
+		out.Reset()
+		if err := run(cfg, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("two processes, %d threads", threads), out.String())
+		if !strings.Contains(out.String(), "Existing:   ") || !strings.Contains(out.String(), "entries") {
+			t.Errorf("--use_existing_db header does not describe the store on disk:\n%s", out.String())
+		}
+	}
+}
+
+// TestUseExistingDBMissing: a mistyped --db with --use_existing_db fails,
+// creating nothing; without it, a store there is removed with a notice.
+func TestUseExistingDBMissing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	cfg := defaultConfig()
+	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.useExisting = 100, "readrandom", dir, true
+	err := run(cfg, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no store at") {
+		t.Fatalf("--use_existing_db on a missing store: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the missing store's directory was created: %v", err)
+	}
+	cfg = defaultConfig()
+	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.compare = 100, "fillseq", dir, false
+	if err := run(cfg, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	if err := run(cfg, io.Discard, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "removed the existing store at "+dir) {
+		t.Errorf("no notice of the removed store: %q", errOut.String())
+	}
+}
+
+// TestHyphenFlags: every multi-word flag also works spelled with hyphens.
+func TestHyphenFlags(t *testing.T) {
+	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
+	cfg := defaultConfig()
+	cfg.registerFlags(fs)
+	args := canonicalArgs(fs, []string{"--use-existing-db", "--value-size=7", "-bloom-bits", "3", "--num", "5", "--", "--value-size=9"})
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.useExisting || cfg.valueSize != 7 || cfg.bloomBits != 3 || cfg.num != 5 {
+		t.Errorf("hyphen spellings not applied: %+v", cfg)
+	}
+	if fs.Arg(0) != "--value-size=9" {
+		t.Errorf("an argument after -- was rewritten: %q", fs.Args())
+	}
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(canonicalArgs(fs, []string{"--no-such-flag"})); err == nil {
+		t.Errorf("an unknown flag was accepted")
 	}
 }

@@ -70,7 +70,7 @@ func main() {
 	cfg := defaultConfig()
 	cfg.registerFlags(fs)
 	fs.Usage = func() { usage(fs, os.Stderr) }
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(canonicalArgs(fs, os.Args[1:])); err != nil {
 		os.Exit(exitCode(err))
 	}
 	if fs.NArg() > 0 {

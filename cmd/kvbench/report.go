@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // result is one benchmark's outcome; it is also its JSON form.
@@ -40,6 +44,7 @@ type result struct {
 	Levels    []levelFiles    `json:"levels,omitempty"`
 
 	before, after *db.Metrics
+	hist          *histogram // the merged latencies, with --histogram
 }
 
 // readPath is what the read path did during one benchmark (deltas of
@@ -56,6 +61,9 @@ type readPath struct {
 	CacheHits           int64   `json:"block_cache_hits"`
 	CacheMisses         int64   `json:"block_cache_misses"`
 	CacheHitRate        float64 `json:"block_cache_hit_rate"`
+	// CompactionBlocksRead counts the data blocks compactions read during
+	// the benchmark; they are not in DataBlocksRead.
+	CompactionBlocksRead int64 `json:"compaction_blocks_read"`
 }
 
 // writePath is what the write path did during one benchmark.
@@ -98,6 +106,7 @@ func (r *result) merge(threads []*thread) {
 			hist.merge(t.hist)
 		}
 	}
+	r.hist = hist
 	if r.Ops > 0 {
 		r.MicrosPerOp = float64(r.ThreadTime.Nanoseconds()) / 1e3 / float64(r.Ops)
 	}
@@ -124,13 +133,14 @@ func (r *result) merge(threads []*thread) {
 
 func newReadPath(b, a *db.Metrics, ops int64) *readPath {
 	p := &readPath{
-		FilterChecks:        a.Filter.Checks - b.Filter.Checks,
-		FilterNegatives:     a.Filter.Useful - b.Filter.Useful,
-		FilterPositives:     a.Filter.Positives - b.Filter.Positives,
-		FilterTruePositives: a.Filter.TruePositives - b.Filter.TruePositives,
-		DataBlocksRead:      a.DataBlocksRead - b.DataBlocksRead,
-		CacheHits:           a.BlockCacheHits - b.BlockCacheHits,
-		CacheMisses:         a.BlockCacheMisses - b.BlockCacheMisses,
+		FilterChecks:         a.Filter.Checks - b.Filter.Checks,
+		FilterNegatives:      a.Filter.Useful - b.Filter.Useful,
+		FilterPositives:      a.Filter.Positives - b.Filter.Positives,
+		FilterTruePositives:  a.Filter.TruePositives - b.Filter.TruePositives,
+		DataBlocksRead:       a.DataBlocksRead - b.DataBlocksRead,
+		CompactionBlocksRead: a.CompactionBlocksRead - b.CompactionBlocksRead,
+		CacheHits:            a.BlockCacheHits - b.BlockCacheHits,
+		CacheMisses:          a.BlockCacheMisses - b.BlockCacheMisses,
 	}
 	if absent := p.FilterChecks - p.FilterTruePositives; absent > 0 {
 		p.FalsePositiveRate = float64(p.FilterPositives-p.FilterTruePositives) / float64(absent)
@@ -157,8 +167,9 @@ func newWritePath(b, a *db.Metrics) *writePath {
 		L0TablesAfter:   a.Levels[0].Files,
 		MemTableAfter:   a.MemTableBytes,
 	}
-	if p.WALBytes > 0 {
-		p.WriteAmp = float64(p.FlushBytes+p.CompactionBytes) / float64(p.WALBytes)
+	if user := a.UserBytesWritten - b.UserBytesWritten; user > 0 {
+		// db.Metrics.WriteAmplification's meaning, over this benchmark.
+		p.WriteAmp = float64(p.WALBytes+p.FlushBytes+p.CompactionBytes) / float64(user)
 	}
 	for _, l := range a.Levels {
 		p.TablesAfter += l.Files
@@ -198,8 +209,12 @@ func resultLine(r *result) string {
 const indent = "               "
 
 func (p *readPath) String() string {
-	return fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
+	s := fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
 		p.FilterChecks, p.FilterNegatives, 100*p.FalsePositiveRate, p.DataBlocksPerOp, 100*p.CacheHitRate)
+	if p.CompactionBlocksRead > 0 {
+		s += fmt.Sprintf("; compactions read %d more blocks meanwhile", p.CompactionBlocksRead)
+	}
+	return s
 }
 
 func (p *writePath) String() string {
@@ -229,6 +244,9 @@ func printResult(w io.Writer, r *result) {
 	if r.Latency != nil {
 		fmt.Fprintln(w, indent+r.Latency.String())
 	}
+	if r.hist != nil && r.hist.n > 0 {
+		fmt.Fprint(w, r.hist.dbBenchString())
+	}
 }
 
 func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy) {
@@ -252,48 +270,80 @@ func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy) {
 }
 
 // filterEffect is the closing comparison: readmissing with the configured
-// filter and with none.
+// filter and with none, over several alternating rounds.
 type filterEffect struct {
-	Filter        string  `json:"filter"`
-	Lookups       int64   `json:"lookups"`
-	WithOpsPerSec float64 `json:"with_filter_ops_per_sec"`
-	NoneOpsPerSec float64 `json:"no_filter_ops_per_sec"`
-	WithBlocks    float64 `json:"with_filter_data_blocks_read_per_op"`
-	NoneBlocks    float64 `json:"no_filter_data_blocks_read_per_op"`
-	WithLookups   float64 `json:"with_filter_block_lookups_per_op"`
-	NoneLookups   float64 `json:"no_filter_block_lookups_per_op"`
-	WithFPR       float64 `json:"with_filter_false_positive_rate"`
-	Speedup       float64 `json:"speedup"`
+	Filter        string    `json:"filter"`
+	Lookups       int64     `json:"lookups"`
+	Rounds        int       `json:"rounds"`
+	WithOpsPerSec float64   `json:"with_filter_ops_per_sec"` // medians over the rounds
+	NoneOpsPerSec float64   `json:"no_filter_ops_per_sec"`
+	WithBlocks    float64   `json:"with_filter_data_blocks_read_per_op"`
+	NoneBlocks    float64   `json:"no_filter_data_blocks_read_per_op"`
+	WithLookups   float64   `json:"with_filter_block_lookups_per_op"`
+	NoneLookups   float64   `json:"no_filter_block_lookups_per_op"`
+	WithFPR       float64   `json:"with_filter_false_positive_rate"`
+	Speedups      []float64 `json:"speedups"` // per round: no-filter time / filter time
+	Speedup       float64   `json:"speedup"`  // their median
+	Stable        bool      `json:"stable"`   // every round's speedup on the same side of 1, within 2x of each other
 }
 
-// printFilterEffect prints readmissing with the configured filter and
-// with none side by side.
-func printFilterEffect(out io.Writer, p filter.Policy, with, without *result) *filterEffect {
-	if with == nil || without == nil || with.ReadPath == nil || without.ReadPath == nil {
+// median returns the median of xs (xs is sorted in place).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 1 {
+		return xs[n/2]
+	} else {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+}
+
+// printFilterEffect prints readmissing with the configured filter and with
+// none side by side: medians over the rounds, then the speedup with its
+// spread, called a result only when every round agrees.
+func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) *filterEffect {
+	if len(with) == 0 || len(with) != len(without) {
 		return nil
 	}
-	fe := &filterEffect{
-		Filter:        describeShort(p),
-		Lookups:       with.Ops,
-		WithOpsPerSec: with.OpsPerSec, NoneOpsPerSec: without.OpsPerSec,
-		WithBlocks: with.ReadPath.DataBlocksPerOp, NoneBlocks: without.ReadPath.DataBlocksPerOp,
-		WithLookups: with.ReadPath.BlockLookupsPerOp, NoneLookups: without.ReadPath.BlockLookupsPerOp,
-		WithFPR: with.ReadPath.FalsePositiveRate,
+	fe := &filterEffect{Filter: describeShort(p), Lookups: with[0].Ops, Rounds: len(with)}
+	var wo, no, wb, nb, wl, nl, fpr []float64
+	for i := range with {
+		w, n := with[i], without[i]
+		if w.ReadPath == nil || n.ReadPath == nil || w.MicrosPerOp <= 0 {
+			return nil
+		}
+		wo, no = append(wo, w.OpsPerSec), append(no, n.OpsPerSec)
+		wb, nb = append(wb, w.ReadPath.DataBlocksPerOp), append(nb, n.ReadPath.DataBlocksPerOp)
+		wl, nl = append(wl, w.ReadPath.BlockLookupsPerOp), append(nl, n.ReadPath.BlockLookupsPerOp)
+		fpr = append(fpr, w.ReadPath.FalsePositiveRate)
+		fe.Speedups = append(fe.Speedups, n.MicrosPerOp/w.MicrosPerOp)
 	}
-	if with.MicrosPerOp > 0 {
-		fe.Speedup = without.MicrosPerOp / with.MicrosPerOp
-	}
+	fe.WithOpsPerSec, fe.NoneOpsPerSec = median(wo), median(no)
+	fe.WithBlocks, fe.NoneBlocks = median(wb), median(nb)
+	fe.WithLookups, fe.NoneLookups = median(wl), median(nl)
+	fe.WithFPR = median(fpr)
+	sp := slices.Clone(fe.Speedups)
+	fe.Speedup = median(sp)
+	lo, hi := sp[0], sp[len(sp)-1]
+	fe.Stable = (lo > 1 || hi < 1) && hi <= 2*lo
+
 	row := func(name string, ops, blocks, lookups float64) {
 		fmt.Fprintf(out, "%-28s | %12.0f | %16.3f | %17.3f\n", name, ops, blocks, lookups)
 	}
-	fmt.Fprintf(out, "\nThe filter's effect on readmissing (%d lookups of absent keys, same keys, same store shape):\n", with.Ops)
+	fmt.Fprintf(out, "\nThe filter's effect on readmissing (%d lookups of absent keys, same keys, same store shape; medians of %d alternating rounds):\n", fe.Lookups, fe.Rounds)
 	fmt.Fprintf(out, "%-28s | %12s | %16s | %17s\n", "filter", "ops/s", "file blocks/op", "block reads/op")
 	fmt.Fprintf(out, "%s\n", strings.Repeat("-", 28+3+12+3+16+3+17))
 	row(fe.Filter, fe.WithOpsPerSec, fe.WithBlocks, fe.WithLookups)
 	row("none", fe.NoneOpsPerSec, fe.NoneBlocks, fe.NoneLookups)
 	fmt.Fprintf(out, "(file blocks: data blocks read from table files; block reads: data blocks fetched, from the cache or the files)\n")
-	if fe.Speedup > 0 {
-		fmt.Fprintf(out, "the filter makes readmissing %.2fx as fast (measured fp rate %.3f%%)\n", fe.Speedup, 100*fe.WithFPR)
+	if fe.Stable {
+		fmt.Fprintf(out, "the filter makes readmissing %.2fx as fast: median of %d rounds, which ranged %.2fx to %.2fx (measured fp rate %.3f%%)\n",
+			fe.Speedup, fe.Rounds, lo, hi, 100*fe.WithFPR)
+	} else {
+		fmt.Fprintf(out, "no stable result: the %d rounds' speedups range %.2fx to %.2fx (median %.2fx); too little work for this machine's noise, try a larger --num or --reads\n",
+			fe.Rounds, lo, hi, fe.Speedup)
 	}
 	return fe
 }
@@ -343,4 +393,76 @@ func writeJSON(path string, rep *report) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// printExistingStore describes the store on disk that --use_existing_db
+// runs on, from its tables' properties: the flags describe only what this
+// run writes.
+func printExistingStore(out io.Writer, dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fmt.Fprintf(out, "Existing:   cannot list %s: %v\n", dir, err)
+		return
+	}
+	type policyUse struct {
+		tables     int
+		bits, keys float64
+	}
+	var tables int
+	var entriesN, bytes uint64
+	policies := map[string]*policyUse{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sst") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			continue
+		}
+		r, err := sstable.NewReader(f, fi.Size(), sstable.ReaderOptions{})
+		if err != nil {
+			f.Close()
+			fmt.Fprintf(out, "Existing:   %s: %v\n", e.Name(), err)
+			continue
+		}
+		p := r.Properties()
+		tables++
+		entriesN += p.NumEntries
+		bytes += uint64(fi.Size())
+		name := p.FilterPolicy
+		if name == "" {
+			name = "none"
+		}
+		u := policies[name]
+		if u == nil {
+			u = &policyUse{}
+			policies[name] = u
+		}
+		u.tables++
+		u.bits += p.FilterBitsPerKey * float64(p.NumEntries)
+		u.keys += float64(p.NumEntries)
+		r.Close()
+		f.Close()
+	}
+	fmt.Fprintf(out, "Existing:   %d tables, %d entries, %.1f MB on disk (the Entries and Filter lines above apply to what this run writes)\n",
+		tables, entriesN, float64(bytes)/1048576)
+	names := make([]string, 0, len(policies))
+	for n := range policies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		u := policies[n]
+		if n == "none" || u.keys == 0 {
+			fmt.Fprintf(out, "            filter %s: %d tables\n", n, u.tables)
+			continue
+		}
+		fmt.Fprintf(out, "            filter %s: %d tables, %.2f bits/key\n", n, u.tables, u.bits/u.keys)
+	}
 }

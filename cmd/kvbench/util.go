@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,4 +108,36 @@ func (p *progress) done() {
 	if p.shown.Load() {
 		fmt.Fprintf(p.w, "%90s\r", "")
 	}
+}
+
+// canonicalArgs returns args with each flag that fs knows with underscores
+// but that is spelled with hyphens (--use-existing-db) rewritten to the
+// underscore spelling (--use_existing_db): kvbench's flags keep db_bench's
+// names, and the hyphen spellings work too. Arguments after "--" are left
+// alone.
+func canonicalArgs(fs *flag.FlagSet, args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		dashes := 1
+		if a[1] == '-' {
+			dashes = 2
+		}
+		name, value, hasValue := strings.Cut(a[dashes:], "=")
+		if fs.Lookup(name) != nil || !strings.Contains(name, "-") {
+			continue
+		}
+		if alt := strings.ReplaceAll(name, "-", "_"); fs.Lookup(alt) != nil {
+			out[i] = a[:dashes] + alt
+			if hasValue {
+				out[i] += "=" + value
+			}
+		}
+	}
+	return out
 }
