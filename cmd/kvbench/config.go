@@ -171,7 +171,7 @@ var policies = map[string]policyKind{
 			return math.Pow(2, -float64(p.(interface{ FingerprintBits() int }).FingerprintBits()))
 		},
 		budgets: []int{8, 16},
-		about:   "binary fuse; --bloom_bits is the fingerprint size, 8 (<= 8) or 16 (> 8)",
+		about:   "binary fuse; the bits per key (--bloom_bits, or each budget of kvbench filters) pick the fingerprint size, 8 (<= 8) or 16 (> 8)",
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -28,10 +29,18 @@ type labConfig struct {
 	csvPath  string
 	svgPath  string
 	repeat   int
+	// keysPattern and probesPattern pick the key streams (see labKeys).
+	keysPattern   string
+	probesPattern string
 }
 
+// defaultLabSVG is the chart kvbench filters draws unless --svg says
+// otherwise.
+const defaultLabSVG = "kvbench-filters.svg"
+
 func defaultLabConfig() *labConfig {
-	return &labConfig{keys: 100_000, probes: 1_000_000, minBits: 1, maxBits: 20, policies: "all", repeat: 2}
+	return &labConfig{keys: 100_000, probes: 1_000_000, minBits: 1, maxBits: 20, policies: "all", repeat: 2,
+		svgPath: defaultLabSVG, keysPattern: "seq", probesPattern: "after"}
 }
 
 func (c *labConfig) registerFlags(fs *flag.FlagSet) {
@@ -41,8 +50,10 @@ func (c *labConfig) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxBits, "max_bits", c.maxBits, "largest bits-per-key budget")
 	fs.StringVar(&c.policies, "policies", c.policies, "comma-separated policies and standalone filters, or all: "+strings.Join(labNames(), ", "))
 	fs.IntVar(&c.repeat, "repeat", c.repeat, "build and probe each filter this many times and report the fastest (the rates are the same every time)")
-	fs.StringVar(&c.csvPath, "csv", "", "write the table as CSV to this file")
-	fs.StringVar(&c.svgPath, "svg", "", "draw false-positive rate against bits per key as an SVG chart in this file")
+	fs.StringVar(&c.csvPath, "csv", "", "also write the table as CSV to this file")
+	fs.StringVar(&c.svgPath, "svg", c.svgPath, "draw the charts (false-positive rate and probe time against bits per key) as SVG in this file (\"\": draw none)")
+	fs.StringVar(&c.keysPattern, "keys_pattern", c.keysPattern, "the keys added: seq (db_bench's %016d of 0..keys-1), spaced (%016d of 0, 2, 4, ...), random (%016d of random numbers)")
+	fs.StringVar(&c.probesPattern, "probes_pattern", c.probesPattern, "the absent keys probed: after (%016d of the numbers after the keys), between (the odd numbers 1, 3, 5, ...: neighbours of spaced keys, then past them once the probes outnumber the keys), random (random numbers, never added)")
 }
 
 // labRow is one measured filter.
@@ -244,16 +255,55 @@ func (c *labConfig) subjects() ([]labSubject, error) {
 
 // labKeys returns keys 0..n-1 and the absent keys n..n+probes-1, all in
 // db_bench's %016d form, cut from two arenas.
-func labKeys(n, probes int) (present, absent [][]byte) {
-	mk := func(from, count int) [][]byte {
+func labKeys(n, probes int, keysPattern, probesPattern string) (present, absent [][]byte, err error) {
+	mk := func(count int, num func(i int) int) [][]byte {
 		arena := make([]byte, count*keyLen)
 		keys := make([][]byte, count)
 		for i := range keys {
-			keys[i] = formatKey(arena[i*keyLen:], from+i)
+			keys[i] = formatKey(arena[i*keyLen:], num(i))
 		}
 		return keys
 	}
-	return mk(0, n), mk(n, probes)
+	// Random numbers are drawn by a fixed seed from [0, 10^15), odd for
+	// the keys and even for the probes, so that no probe was added.
+	rng := rand.New(rand.NewPCG(1, 2))
+	switch keysPattern {
+	case "seq":
+		present = mk(n, func(i int) int { return i })
+	case "spaced":
+		present = mk(n, func(i int) int { return 2 * i })
+	case "random":
+		present = mk(n, func(int) int { return rng.IntN(5e14)*2 + 1 })
+	default:
+		return nil, nil, fmt.Errorf("unknown --keys_pattern %q (seq, spaced, random)", keysPattern)
+	}
+	switch probesPattern {
+	case "after":
+		from := n
+		if keysPattern == "spaced" {
+			from = 2 * n
+		}
+		if keysPattern == "random" {
+			from = 1e15 // past every random key
+		}
+		absent = mk(probes, func(i int) int { return from + i })
+	case "between":
+		if keysPattern != "spaced" {
+			return nil, nil, fmt.Errorf("--probes_pattern=between needs --keys_pattern=spaced (seq keys leave no number between them)")
+		}
+		absent = mk(probes, func(i int) int { return 2*(i%n) + 1 + 2*n*(i/n) })
+	case "random":
+		absent = mk(probes, func(int) int { return rng.IntN(5e14) * 2 })
+		if keysPattern != "random" {
+			// seq and spaced keys are small numbers: keep the probes above them.
+			for i := range absent {
+				formatKey(absent[i], 4*n+rng.IntN(5e14))
+			}
+		}
+	default:
+		return nil, nil, fmt.Errorf("unknown --probes_pattern %q (after, between, random)", probesPattern)
+	}
+	return present, absent, nil
 }
 
 // measure builds one filter and probes it; the times are the best of
@@ -318,7 +368,7 @@ func runFiltersCmd(args []string, out, errOut io.Writer) error {
 	c := defaultLabConfig()
 	c.registerFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(errOut, "usage: kvbench filters [flags]\n\nMeasures every filter: false-positive rate over --probes absent keys against theory,\nactual bits per key, build ns per key, ns per absent-key probe.\n\nfilter policies (one filter per budget of --min_bits..--max_bits bits per key):\n")
+		fmt.Fprintf(errOut, "usage: kvbench filters [flags]\n\nMeasures every filter: false-positive rate over --probes absent keys against theory,\nactual bits per key, build ns per key, ns per absent-key probe; prints the table and\ndraws the charts to %s (--svg).\n\nfilter policies (one filter per budget of --min_bits..--max_bits bits per key):\n", defaultLabSVG)
 		for _, n := range policyNames() {
 			fmt.Fprintf(errOut, "  %-12s %s\n", n, policies[n].about)
 		}
@@ -352,8 +402,12 @@ func runLab(c *labConfig, out, errOut io.Writer) ([]labRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	present, absent := labKeys(c.keys, c.probes)
-	fmt.Fprintf(out, "bloomkv filter laboratory: %d keys per filter, %d absent-key probes each (%s, %d CPUs)\n\n", c.keys, c.probes, runtime.Version(), runtime.NumCPU())
+	present, absent, err := labKeys(c.keys, c.probes, c.keysPattern, c.probesPattern)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "bloomkv filter laboratory: %d keys per filter (%s), %d absent-key probes each (%s) (%s, %d CPUs)\n\n",
+		c.keys, c.keysPattern, c.probes, c.probesPattern, runtime.Version(), runtime.NumCPU())
 	printLabHeader(out)
 	var rows []labRow
 	for i, s := range subs {
@@ -366,7 +420,11 @@ func runLab(c *labConfig, out, errOut io.Writer) ([]labRow, error) {
 		printLabRow(out, row)
 	}
 	fmt.Fprintf(errOut, "%70s\r", "")
-	fmt.Fprintf(out, "\nmeasured/theory near 1 means the filter keeps its promise; the lower bound for any filter is 2^-bits.\n")
+	fmt.Fprintf(out, "\nmeasured/theory near 1 means the filter keeps its promise; the lower bound for any filter is 2^-bits.\n"+
+		"measured/theory below 1 is not a better filter: over %d probes a rate r is known to about ±2·sqrt(r/%d)\n"+
+		"(±%.0f%% at 1%%, ±%.0f%% at 0.01%%), and theory is the mean over random keys and hashes, from which one filter's\n"+
+		"bit pattern, and structured keys such as db_bench's, can sit either side.\n",
+		c.probes, c.probes, 100*2/math.Sqrt(0.01*float64(c.probes)), 100*2/math.Sqrt(1e-4*float64(c.probes)))
 	if c.csvPath != "" {
 		if err := writeFile(c.csvPath, func(w io.Writer) error { return writeLabCSV(w, rows) }); err != nil {
 			return rows, err
@@ -374,7 +432,8 @@ func runLab(c *labConfig, out, errOut io.Writer) ([]labRow, error) {
 		fmt.Fprintf(out, "wrote %s\n", c.csvPath)
 	}
 	if c.svgPath != "" {
-		title := fmt.Sprintf("False-positive rate against bits per key (%s keys per filter, %s absent-key probes)", thousands(c.keys), thousands(c.probes))
+		title := fmt.Sprintf("False-positive rate against bits per key (%s %s keys per filter, %s %s absent-key probes)",
+			thousands(c.keys), c.keysPattern, thousands(c.probes), c.probesPattern)
 		if err := writeFile(c.svgPath, func(w io.Writer) error { return writeLabSVG(w, rows, title, c.probes) }); err != nil {
 			return rows, err
 		}
@@ -409,17 +468,14 @@ func printLabRow(w io.Writer, r labRow) {
 		r.Family, budget, r.ActualBits, k, theory, pct(r.Measured), ratio, r.FalsePositives, r.BuildNs, r.ProbeNs)
 }
 
-// pct formats a rate as a percentage with four significant digits.
+// pct formats a rate as a percentage with four significant digits, in
+// plain decimal notation at every size (0.8470%, 0.0001530%).
 func pct(v float64) string {
-	switch {
-	case v == 0:
+	if v == 0 {
 		return "0%"
-	case v >= 0.1:
-		return fmt.Sprintf("%.2f%%", 100*v)
-	case v >= 0.001:
-		return fmt.Sprintf("%.4f%%", 100*v)
 	}
-	return fmt.Sprintf("%.3e%%", 100*v)
+	digits := max(0, 3-int(math.Floor(math.Log10(100*v))))
+	return strconv.FormatFloat(100*v, 'f', digits, 64) + "%"
 }
 
 func thousands(n int) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -127,7 +128,7 @@ func checkSVG(t *testing.T, data []byte, points int) {
 		t.Fatalf("root element %q, want svg", root)
 	}
 	all := strings.Join(texts, " ")
-	for _, want := range []string{"bits per key", "false-positive rate (log scale)", "theory", "measured", "1%", "0.1%"} {
+	for _, want := range []string{"bits per key", "false-positive rate (log scale)", "theory", "measured", "1%", "0.01%", "Probe time against bits per key"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("SVG has no text %q", want)
 		}
@@ -157,6 +158,77 @@ func TestDecadeLabel(t *testing.T) {
 	for d, want := range map[float64]string{1: "100%", 0.1: "10%", 0.01: "1%", 0.001: "0.1%", 1e-6: "0.0001%", 1e-7: "1e-5%"} {
 		if got := decadeLabel(d); got != want {
 			t.Errorf("decadeLabel(%g) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestFiltersDefaultChart: with no --svg the chart is drawn to
+// kvbench-filters.svg in the working directory, and the output says so;
+// --svg= draws none.
+func TestFiltersDefaultChart(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var out bytes.Buffer
+	args := []string{"--keys=500", "--probes=2000", "--repeat=1", "--policies=bloom", "--max_bits=4"}
+	if err := runFiltersCmd(args, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "wrote "+defaultLabSVG) {
+		t.Errorf("output does not name the chart:\n%s", out.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, defaultLabSVG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, data, 4)
+	os.Remove(filepath.Join(dir, defaultLabSVG))
+	if err := runFiltersCmd(append(args, "--svg="), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, defaultLabSVG)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--svg= still drew the chart: %v", err)
+	}
+}
+
+// TestLabKeyPatterns: every pattern gives distinct present keys and
+// probes that are never present; between probes are neighbours of spaced
+// keys; bad patterns are errors.
+func TestLabKeyPatterns(t *testing.T) {
+	for _, c := range [][2]string{{"seq", "after"}, {"seq", "random"}, {"spaced", "after"}, {"spaced", "between"}, {"spaced", "random"}, {"random", "after"}, {"random", "random"}} {
+		present, absent, err := labKeys(1000, 3000, c[0], c[1])
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		set := map[string]bool{}
+		for _, k := range present {
+			set[string(k)] = true
+		}
+		if len(set) != 1000 {
+			t.Errorf("%v: %d distinct keys of 1000", c, len(set))
+		}
+		for _, k := range absent {
+			if set[string(k)] {
+				t.Fatalf("%v: probe %s was added", c, k)
+			}
+		}
+		if c == [2]string{"spaced", "between"} {
+			if string(absent[5]) != fmt.Sprintf("%016d", 11) || string(present[5]) != fmt.Sprintf("%016d", 10) {
+				t.Errorf("between: key 5 %s, probe 5 %s", present[5], absent[5])
+			}
+		}
+	}
+	for _, c := range [][2]string{{"seq", "between"}, {"nonesuch", "after"}, {"seq", "nonesuch"}} {
+		if _, _, err := labKeys(10, 10, c[0], c[1]); err == nil {
+			t.Errorf("%v accepted", c)
+		}
+	}
+}
+
+// TestPct: one number format, plain decimals, four significant digits.
+func TestPct(t *testing.T) {
+	for v, want := range map[float64]string{0: "0%", 0.5: "50.00%", 0.00847: "0.8470%", 7.44e-4: "0.07440%", 1.53e-6: "0.0001530%"} {
+		if got := pct(v); got != want {
+			t.Errorf("pct(%g) = %q, want %q", v, got, want)
 		}
 	}
 }

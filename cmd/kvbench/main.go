@@ -33,20 +33,25 @@
 //
 // # Filter laboratory
 //
-//	kvbench filters [--keys N] [--probes N] [--csv FILE] [--svg FILE]
+//	kvbench filters [--keys N] [--probes N] [--keys_pattern P] [--probes_pattern P] [--csv FILE] [--svg FILE]
 //
 // builds, for every filter policy of package filter and every budget of 1
 // to 20 bits per key, a filter over --keys keys, then probes it with
 // --probes absent keys, and prints the measured false-positive rate next to
 // the theoretical one, the actual bits per key, build time per key and time
-// per absent-key probe. --csv writes the table; --svg draws the rates
-// against bits per key on a log axis.
+// per absent-key probe. It draws the rates (one panel per filter, theory
+// and measurements) and the probe times against bits per key into
+// kvbench-filters.svg in the working directory (--svg to name another
+// file, --svg= for none); --csv also writes the table. --keys_pattern
+// (seq, spaced, random) and --probes_pattern (after, between, random)
+// choose the keys: --keys_pattern=spaced --probes_pattern=between probes
+// each key's neighbours, db_bench's keys at their hardest for a weak hash.
 //
 // Usage:
 //
 //	go run ./cmd/kvbench
 //	go run ./cmd/kvbench --benchmarks=fillrandom,readrandom --num=1000000 --reads=300000 --histogram
-//	go run ./cmd/kvbench filters --csv filters.csv --svg filters.svg
+//	go run ./cmd/kvbench filters --csv filters.csv
 package main
 
 import (
