@@ -49,6 +49,7 @@ func TestBoundedIteratorAgainstModel(t *testing.T) {
 	key := func() string { return fmt.Sprintf("%c%03d", 'a'+rng.Intn(4), rng.Intn(300)) }
 	var snap *Snapshot
 	var snapModel map[string]string
+	sawL0 := false
 	for round := 0; round < 6; round++ {
 		for i := 0; i < 500; i++ {
 			k := key()
@@ -68,6 +69,7 @@ func TestBoundedIteratorAgainstModel(t *testing.T) {
 				snapModel[k] = v
 			}
 		}
+		sawL0 = sawL0 || d.Metrics().Levels[0].Files > 0
 		for q := 0; q < 60; q++ {
 			var lower, upper []byte
 			switch rng.Intn(6) {
@@ -147,8 +149,8 @@ func TestBoundedIteratorAgainstModel(t *testing.T) {
 		}
 	}
 	snap.Release()
-	if m := d.Metrics(); m.Levels[0].Files == 0 || m.Compactions == 0 {
-		t.Fatalf("the store never had level-0 tables and compactions: %+v", m.Levels[:2])
+	if m := d.Metrics(); !sawL0 || m.Compactions == 0 {
+		t.Fatalf("the queries never met level-0 tables (%v) or no compaction ran: %+v", sawL0, m.Levels[:2])
 	}
 }
 
