@@ -89,6 +89,10 @@ var benchmarks = map[string]benchmark{
 		func(b *bench, t *thread) error { return b.readRandom(t, readMissing) }},
 	"readhot": {"get --reads random keys of the first 1% of the key range", false, kindRead, false, readOps,
 		func(b *bench, t *thread) error { return b.readRandom(t, readHot) }},
+	"multiget": {"DB.MultiGet of --reads random keys of the key range, --batch_size a call", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.multiGet(t, readPresent) }},
+	"multimissing": {"DB.MultiGet of --reads absent keys (as readmissing), --batch_size a call", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.multiGet(t, readMissing) }},
 	"seekrandom": {"seek a new iterator to --reads random keys", false, kindRead, false, readOps,
 		func(b *bench, t *thread) error { return b.seekRandom(t) }},
 	"readwhilewriting": {"readrandom in --threads goroutines while one more writes random keys", false, kindRead, true, readOps,
@@ -168,7 +172,7 @@ type thread struct {
 // distinct keys were written, so about 63% are found), whether the two
 // run in one process or in two with --use_existing_db.
 func newThread(cfg *config, s step, id int) *thread {
-	seed := streamSeed(cfg.seed, s.name)
+	seed := streamSeed(cfg.seed, keyStream(s.name))
 	t := &thread{
 		id:  id,
 		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
@@ -285,6 +289,39 @@ func (b *bench) readRandom(t *thread, mode readMode) error {
 			return err
 		}
 		t.finish(1, st)
+	}
+	return nil
+}
+
+// multiGet reads the keys readRandom would, --batch_size to a
+// DB.MultiGet call; an op is one key, so micros/op compares with
+// readrandom's (and multimissing's with readmissing's).
+func (b *bench) multiGet(t *thread, mode readMode) error {
+	size := b.cfg.batchSize
+	arena := make([]byte, size*keyLen)
+	keys := make([][]byte, 0, size)
+	for done := 0; done < b.cfg.reads; done += len(keys) {
+		keys = keys[:0]
+		for j := 0; j < size && done+j < b.cfg.reads; j++ {
+			k := t.rng.IntN(b.cfg.num)
+			if mode == readMissing {
+				keys = append(keys, missingKey(arena[j*keyLen:], k))
+			} else {
+				keys = append(keys, formatKey(arena[j*keyLen:], k))
+			}
+		}
+		st := t.start()
+		values, errs := b.d.MultiGet(keys, nil)
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				t.found++
+				t.bytes += int64(len(keys[i]) + len(values[i]))
+			case !errors.Is(err, db.ErrNotFound):
+				return err
+			}
+		}
+		t.finish(int64(len(keys)), st)
 	}
 	return nil
 }
@@ -481,6 +518,19 @@ func (b *bench) runOne(s step) (*result, error) {
 	}
 	r.merge(threads)
 	return r, nil
+}
+
+// keyStream names the key stream a benchmark draws: its own, except for the
+// MultiGet benchmarks, which draw the keys of their Get counterparts so
+// the two compare on the same keys.
+func keyStream(name string) string {
+	switch name {
+	case "multiget":
+		return "readrandom"
+	case "multimissing":
+		return "readmissing"
+	}
+	return name
 }
 
 // streamSeed mixes --seed and a benchmark's name into the seed of its key

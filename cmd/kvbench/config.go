@@ -43,6 +43,7 @@ type config struct {
 	l0Stop           int
 	lbaseBytes       int64
 	waitCompactions  bool
+	batchSize        int
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -68,6 +69,7 @@ func defaultConfig() *config {
 		mmapRead:         true,
 		mmapWAL:          true,
 		waitCompactions:  true,
+		batchSize:        64,
 	}
 }
 
@@ -85,6 +87,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.dbPath, "db", "", "store directory (default: a temporary directory, removed at exit); a store already there is REMOVED first unless --use_existing_db is set (a directory holding other files is refused)")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "use the store at --db as it is (it must exist); skip the benchmarks that need a fresh store")
 	fs.BoolVar(&c.waitCompactions, "wait_for_compactions", c.waitCompactions, "before each read benchmark, wait until the store's flushes and compactions are done (as db_bench does)")
+	fs.IntVar(&c.batchSize, "batch_size", c.batchSize, "keys per DB.MultiGet call of the multiget and multimissing benchmarks")
 	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
 	fs.BoolVar(&c.histogram, "histogram", false, "print latency percentiles (p50/p95/p99/p99.9/max) per benchmark")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
@@ -112,6 +115,8 @@ func (c *config) validate() error {
 		return errors.New("--compression_ratio must be in (0, 1]")
 	case c.threads < 1:
 		return errors.New("--threads must be >= 1")
+	case c.batchSize < 1 || c.batchSize > db.MaxBatchCount:
+		return fmt.Errorf("--batch_size must be in [1, %d]", db.MaxBatchCount)
 	case c.writeBufferSize < 0 || c.blockSize < 0:
 		return errors.New("--write_buffer_size and --block_size must be >= 0 (0: the engine's default)")
 	case c.useExisting && c.dbPath == "":

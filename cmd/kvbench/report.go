@@ -192,7 +192,7 @@ func resultLine(r *result) string {
 		extra = append(extra, fmt.Sprintf("%6.1f MB/s", r.MBPerSec))
 	}
 	switch r.Name {
-	case "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting":
+	case "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting", "multiget", "multimissing":
 		extra = append(extra, fmt.Sprintf("(%d of %d found)", r.Found, r.Ops))
 	}
 	if r.Threads > 1 {
