@@ -45,8 +45,10 @@ func NewBloomPolicy(bitsPerKey int) Policy {
 // as NewBloomPolicy's. Use it to read tables written before the v2
 // encoding (package db does so by itself) or to write tables that older
 // versions of bloomkv must filter. Its probe sequence cycles on small
-// filters with many probes: 10 keys at 20 bits per key measure 7.0e-4
-// instead of 6.3e-6, 100 keys at 10 bits per key 0.98% instead of 0.76%.
+// filters with many probes: averaged over 2,000 filters, 10 keys at 20
+// bits per key measure 5.1e-4 instead of 7.2e-6, 100 keys at 20 bits per
+// key 1.6e-4 instead of 5.5e-5 (at 10 bits per key, where k is 6, the
+// difference is within a few percent).
 func NewLegacyBloomPolicy(bitsPerKey int) Policy {
 	p := NewBloomPolicy(bitsPerKey).(*bloomPolicy)
 	p.legacy = true
@@ -102,14 +104,34 @@ func bloomMayContain(filter []byte, h uint64, legacy bool) bool {
 		}
 		return true
 	}
-	for ; k > 0; k-- {
-		pos, _ := bits.Mul64(h, nbits)
-		// pos < nbits, so pos>>3 < len(array); the compiler cannot prove it
-		// and keeps one bounds check here.
-		if array[pos>>3]&(1<<(pos&7)) == 0 {
+	// Three chains of the sequence (see probeMul3), three probes a step.
+	// Every pos is below nbits, so pos>>3 < len(array); the compiler cannot
+	// prove it and keeps the bounds checks.
+	x0 := h
+	x1 := x0*probeMul + inc
+	x2 := x1*probeMul + inc
+	inc3 := inc * probeSum3
+	for ; k >= 3; k -= 3 {
+		p0, _ := bits.Mul64(x0, nbits)
+		p1, _ := bits.Mul64(x1, nbits)
+		p2, _ := bits.Mul64(x2, nbits)
+		if array[p0>>3]>>(p0&7)&(array[p1>>3]>>(p1&7))&(array[p2>>3]>>(p2&7))&1 == 0 {
 			return false
 		}
-		h = h*probeMul + inc
+		x0 = x0*probeMul3 + inc3
+		x1 = x1*probeMul3 + inc3
+		x2 = x2*probeMul3 + inc3
+	}
+	// One or two probes left: x0, then x1.
+	if k > 0 {
+		p0, _ := bits.Mul64(x0, nbits)
+		if array[p0>>3]&(1<<(p0&7)) == 0 {
+			return false
+		}
+		if k > 1 {
+			p1, _ := bits.Mul64(x1, nbits)
+			return array[p1>>3]&(1<<(p1&7)) != 0
+		}
 	}
 	return true
 }

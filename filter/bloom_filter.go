@@ -87,13 +87,43 @@ func (b *BloomFilter) MayContain(key []byte) bool { return b.containsHash(xxhash
 
 // containsHash is MayContain for the key whose xxhash64 is h.
 func (b *BloomFilter) containsHash(h uint64) bool {
+	k := b.k
 	inc := probeInc(h)
-	for k := b.k; k > 0; k-- {
-		pos, _ := bits.Mul64(h, b.m)
-		if b.words[pos>>6]&(1<<(pos&63)) == 0 {
+	if b.legacy {
+		for ; k > 0; k-- {
+			pos, _ := bits.Mul64(h, b.m)
+			if b.words[pos>>6]&(1<<(pos&63)) == 0 {
+				return false
+			}
+			h += inc
+		}
+		return true
+	}
+	// Three chains of the sequence, as in bloomMayContain.
+	x0 := h
+	x1 := x0*probeMul + inc
+	x2 := x1*probeMul + inc
+	inc3 := inc * probeSum3
+	for ; k >= 3; k -= 3 {
+		p0, _ := bits.Mul64(x0, b.m)
+		p1, _ := bits.Mul64(x1, b.m)
+		p2, _ := bits.Mul64(x2, b.m)
+		if b.words[p0>>6]>>(p0&63)&(b.words[p1>>6]>>(p1&63))&(b.words[p2>>6]>>(p2&63))&1 == 0 {
 			return false
 		}
-		h = nextProbe(h, inc, b.legacy)
+		x0 = x0*probeMul3 + inc3
+		x1 = x1*probeMul3 + inc3
+		x2 = x2*probeMul3 + inc3
+	}
+	if k > 0 {
+		p0, _ := bits.Mul64(x0, b.m)
+		if b.words[p0>>6]&(1<<(p0&63)) == 0 {
+			return false
+		}
+		if k > 1 {
+			p1, _ := bits.Mul64(x1, b.m)
+			return b.words[p1>>6]&(1<<(p1&63)) != 0
+		}
 	}
 	return true
 }

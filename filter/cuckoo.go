@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
@@ -46,11 +47,15 @@ const (
 //
 // Add does not check for an existing copy: adding a key twice stores two
 // fingerprints, and Delete removes one. A key can be stored at most eight
-// times, the slots of its two buckets: once they all hold its fingerprint
-// (its own copies, or keys sharing its fingerprint and buckets), Add of it
-// returns false and changes nothing, and the filter is not full for other
-// keys. Deleting a key that was never added may remove the fingerprint of
-// another key that shares it, a false negative: only delete keys you added.
+// times, the slots of its two buckets (four when its two buckets are one,
+// as for a share 1/B of the fingerprints): once they all hold its
+// fingerprint (its own copies, or keys sharing its fingerprint and
+// buckets), Add of it returns false (Insert, an error wrapping
+// ErrTooManyCopies) and changes nothing, and the filter is not full for
+// other keys. A further copy could only go to the victim slot, after which
+// every Add would fail. Deleting a key that was never added may remove the
+// fingerprint of another key that shares it, a false negative: only delete
+// keys you added.
 //
 // The zero value is not usable; create filters with NewCuckooFilter,
 // NewCuckooFilterWithBits or UnmarshalBinary. Not safe for concurrent use
@@ -175,25 +180,41 @@ func (c *CuckooFilter) swap(i, slot uint64, fp uint32) uint32 {
 	return c.s32.swap(i, slot, fp)
 }
 
-// Add adds key. It returns false, and changes nothing, when the filter is
-// full (a previous Add left a fingerprint in the victim slot) or when the
-// eight slots of key's two buckets already hold its fingerprint (see
-// CuckooFilter: a ninth copy could only go to the victim slot, and would
-// make the filter full for every other key). It returns true when key was
-// stored, possibly after relocating other fingerprints; the Add that fills
-// the victim slot also returns true, since its key is stored (every key
-// stays findable), and the next Add returns false.
-func (c *CuckooFilter) Add(key []byte) bool {
+// Add adds key and reports whether it did; Insert tells why it did not.
+// It returns false, and changes nothing, when the filter is full (a
+// previous Add left a fingerprint in the victim slot) or when the slots of
+// key's two buckets all hold its fingerprint already (see CuckooFilter).
+// It returns true when key was stored, possibly after relocating other
+// fingerprints; the Add that fills the victim slot also returns true, since
+// its key is stored (every key stays findable), and the next Add returns
+// false.
+func (c *CuckooFilter) Add(key []byte) bool { return c.Insert(key) == nil }
+
+// Insert is Add with the reason for a refusal: nil when key was stored, an
+// error wrapping ErrFull when the victim slot is in use, and one wrapping
+// ErrTooManyCopies when key's two buckets hold nothing but its fingerprint.
+// A refused Insert changes nothing.
+func (c *CuckooFilter) Insert(key []byte) error {
 	if c.victim.used {
-		return false
+		return errCuckooFull
 	}
 	i, fp := c.hash(xxhash.Sum64(key))
-	if c.copies(i, fp)+c.copies(c.alt(i, fp), fp) >= 2*cuckooBucketSize {
-		return false
+	n, slots := c.copies(i, fp), cuckooBucketSize
+	if i2 := c.alt(i, fp); i2 != i {
+		n, slots = n+c.copies(i2, fp), 2*cuckooBucketSize
+	}
+	if n >= slots {
+		return errCuckooCopies
 	}
 	c.insert(i, fp)
-	return true
+	return nil
 }
+
+// The errors of Insert, made once so that a refused Add does not allocate.
+var (
+	errCuckooFull   = fmt.Errorf("%w: cuckoo filter: a fingerprint waits in the victim slot", ErrFull)
+	errCuckooCopies = fmt.Errorf("%w: cuckoo filter: the key's buckets hold its fingerprint in every slot", ErrTooManyCopies)
+)
 
 // copies counts the slots of bucket i that hold fp.
 func (c *CuckooFilter) copies(i uint64, fp uint32) int {

@@ -295,20 +295,25 @@ func TestCuckooMarshal(t *testing.T) {
 }
 
 // TestCuckooNinthCopy: a key can be stored eight times (the slots of its
-// two buckets); the ninth Add is refused without filling the victim slot,
-// so other keys can still be added; eight Deletes remove it.
+// two buckets); the ninth Insert is refused with ErrTooManyCopies without
+// filling the victim slot, so other keys can still be added; eight Deletes
+// remove it. With one bucket (both of a key's buckets the same) the limit
+// is four, and the filter fills only when another key needs the slots.
 func TestCuckooNinthCopy(t *testing.T) {
 	for _, bits := range []int{8, 16, 32} {
 		c := NewCuckooFilterWithBits(1000, bits)
 		key := []byte("again")
 		for round := 0; round < 2; round++ {
 			for i := 0; i < 8; i++ {
-				if !c.Add(key) {
-					t.Fatalf("f=%d: copy %d refused", bits, i+1)
+				if err := c.Insert(key); err != nil {
+					t.Fatalf("f=%d: copy %d refused: %v", bits, i+1, err)
 				}
 			}
-			if c.Add(key) || c.victim.used || c.Count() != 8 {
-				t.Fatalf("f=%d: a ninth copy: victim slot used %v, count %d", bits, c.victim.used, c.Count())
+			if err := c.Insert(key); !errors.Is(err, ErrTooManyCopies) || c.victim.used || c.Count() != 8 {
+				t.Fatalf("f=%d: a ninth copy: %v, victim slot used %v, count %d", bits, err, c.victim.used, c.Count())
+			}
+			if c.Add(key) {
+				t.Fatalf("f=%d: Add of a ninth copy returned true", bits)
 			}
 			if round == 1 {
 				break
@@ -323,9 +328,35 @@ func TestCuckooNinthCopy(t *testing.T) {
 			}
 		}
 		for i := 0; i < 500; i++ {
-			if !c.Add([]byte(fmt.Sprintf("other-%d", i))) {
-				t.Fatalf("f=%d: the filter refuses other keys after a refused ninth copy (key %d)", bits, i)
+			if err := c.Insert([]byte(fmt.Sprintf("other-%d", i))); err != nil {
+				t.Fatalf("f=%d: the filter refuses other keys after a refused ninth copy (key %d): %v", bits, i, err)
 			}
 		}
+	}
+
+	one := NewCuckooFilter(1) // one bucket of four slots
+	if one.Capacity() != cuckooBucketSize {
+		t.Fatalf("capacity %d, want one bucket", one.Capacity())
+	}
+	for i := 0; i < cuckooBucketSize; i++ {
+		if err := one.Insert([]byte("k")); err != nil {
+			t.Fatalf("one bucket: copy %d: %v", i+1, err)
+		}
+	}
+	if err := one.Insert([]byte("k")); !errors.Is(err, ErrTooManyCopies) || one.victim.used {
+		t.Fatalf("one bucket: a fifth copy: %v, victim used %v", err, one.victim.used)
+	}
+	// Another key is stored, in the victim slot if need be; then the
+	// filter is full.
+	other := []byte("other")
+	if err := one.Insert(other); err != nil || !one.Contains(other) || !one.Contains([]byte("k")) {
+		t.Fatalf("one bucket: another key: %v", err)
+	}
+	if err := one.Insert([]byte("third")); !errors.Is(err, ErrFull) {
+		t.Fatalf("one bucket after five keys: %v, want ErrFull", err)
+	}
+	third := []byte("third")
+	if a := testing.AllocsPerRun(100, func() { one.Add(third) }); a != 0 {
+		t.Errorf("a refused Add allocates %v times", a)
 	}
 }

@@ -56,9 +56,13 @@
 // count), CountingBloomFilter (4-bit saturating counters, so keys can be
 // removed), CuckooFilter (4-way buckets, partial-key cuckoo hashing, delete)
 // and ScalableBloomFilter (grows by adding stages, keeping the overall rate
-// below its target). Their constructors never fail: arguments out of range
-// are clamped as each documents, and CheckSizing reports such arguments to
-// callers that prefer to refuse them. Each encodes to a versioned binary
+// below its target, with RedisBloom's expansion, tightening ratio and
+// non-scaling options). Their constructors never fail: arguments out of
+// range are clamped as each documents, and CheckSizing reports such
+// arguments to callers that prefer to refuse them; only growth options out
+// of range (NewScalableBloomFilterWithOptions) are an error. A filter that
+// can take no more keys says so: the Insert methods return errors wrapping
+// ErrFull, or ErrTooManyCopies for a cuckoo filter's ninth copy of a key. Each encodes to a versioned binary
 // form (MarshalBinary, AppendBinary) whose decoder (UnmarshalBinary) checks
 // every length before it allocates and fails with an error wrapping
 // ErrInvalidEncoding, never a panic.

@@ -18,6 +18,18 @@ var (
 	// ErrIncompatible is returned when two filters cannot be combined (such
 	// as BloomFilter.Union of filters with different sizes or probe counts).
 	ErrIncompatible = errors.New("filter: incompatible filters")
+
+	// ErrFull is wrapped by the errors of the Insert methods for a filter
+	// that can take no more keys: ScalableBloomFilter.Insert on a
+	// non-scaling filter at its capacity (or a scaling one whose last
+	// possible stage is full), and CuckooFilter.Insert once a key is in the
+	// victim slot.
+	ErrFull = errors.New("filter: filter is full")
+
+	// ErrTooManyCopies is wrapped by the error of CuckooFilter.Insert for a
+	// key whose two buckets hold its fingerprint in every slot (see
+	// CuckooFilter).
+	ErrTooManyCopies = errors.New("filter: too many copies of the key")
 )
 
 // errorf returns an error wrapping kind with a message.

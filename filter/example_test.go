@@ -1,6 +1,7 @@
 package filter_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -107,6 +108,20 @@ func ExampleNewScalableBloomFilter() {
 	// Output:
 	// 7 stages, true
 	// true
+}
+
+func ExampleNewScalableBloomFilterWithOptions() {
+	// RedisBloom's BF.RESERVE key 0.01 1000 NONSCALING.
+	s, err := filter.NewScalableBloomFilterWithOptions(1000, 0.01, filter.ScalableOptions{NonScaling: true})
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; err == nil; i++ {
+		_, err = s.Insert([]byte(fmt.Sprint(i)))
+	}
+	fmt.Println(s.Count(), "keys;", errors.Is(err, filter.ErrFull))
+	// Output:
+	// 1000 keys; true
 }
 
 func ExampleBitsPerKeyForFPR() {

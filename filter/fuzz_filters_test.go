@@ -3,6 +3,7 @@ package filter
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 )
 
@@ -159,7 +160,12 @@ func FuzzCuckooFilterUnmarshal(f *testing.F) {
 	b.Add([]byte("k1"))
 	for i := 0; c.Add([]byte{byte(i)}); i++ {
 	}
-	marshalFuzzSeeds(f, mustMarshal(a), mustMarshal(b), mustMarshal(c))
+	// Eight copies of k1: its next Insert is ErrTooManyCopies.
+	e := NewCuckooFilterWithBits(64, 12)
+	for i := 0; i < 2*cuckooBucketSize; i++ {
+		e.Add([]byte("k1"))
+	}
+	marshalFuzzSeeds(f, mustMarshal(a), mustMarshal(b), mustMarshal(c), mustMarshal(e))
 	f.Fuzz(func(t *testing.T, data, key []byte) {
 		var d CuckooFilter
 		if d.UnmarshalBinary(data) != nil {
@@ -167,14 +173,22 @@ func FuzzCuckooFilterUnmarshal(f *testing.F) {
 		}
 		checkCanonical(t, data, &d)
 		d.Contains(key)
-		count := d.Count()
-		if d.Add(key) {
+		count, victim := d.Count(), d.victim
+		switch err := d.Insert(key); {
+		case err == nil:
 			if !d.Contains(key) || d.Count() != count+1 {
-				t.Fatal("false negative or wrong count after Add")
+				t.Fatal("false negative or wrong count after Insert")
 			}
 			if !d.Delete(key) || d.Count() != count {
-				t.Fatal("Delete after Add failed")
+				t.Fatal("Delete after Insert failed")
 			}
+		case errors.Is(err, ErrFull), errors.Is(err, ErrTooManyCopies):
+			if d.Count() != count || d.victim != victim {
+				t.Fatalf("a refused Insert (%v) changed the filter", err)
+			}
+			checkCanonical(t, data, &d)
+		default:
+			t.Fatalf("Insert: %v", err)
 		}
 	})
 }
@@ -184,7 +198,16 @@ func FuzzScalableBloomFilterUnmarshal(f *testing.F) {
 	for i := 0; i < 10; i++ {
 		b.Add([]byte{byte(i)})
 	}
-	marshalFuzzSeeds(f, mustMarshal(a), mustMarshal(b))
+	// RedisBloom's options: a full non-scaling filter, and other growth.
+	full, _ := NewScalableBloomFilterWithOptions(4, 0.1, ScalableOptions{NonScaling: true})
+	for i := 0; full.Count() < 4; i++ {
+		full.Add([]byte{byte(i)})
+	}
+	grown, _ := NewScalableBloomFilterWithOptions(1, 0.2, ScalableOptions{Expansion: 3, Tightening: 0.8})
+	for i := 0; i < 20; i++ {
+		grown.Add([]byte{byte(i)})
+	}
+	marshalFuzzSeeds(f, mustMarshal(a), mustMarshal(b), mustMarshal(full), mustMarshal(grown))
 	f.Fuzz(func(t *testing.T, data, key []byte) {
 		var d ScalableBloomFilter
 		if d.UnmarshalBinary(data) != nil {
@@ -193,9 +216,17 @@ func FuzzScalableBloomFilterUnmarshal(f *testing.F) {
 		checkCanonical(t, data, &d)
 		d.MayContain(key)
 		d.ExpectedFPP()
-		d.Add(key)
-		if !d.MayContain(key) {
-			t.Fatal("false negative after Add")
+		count := d.Count()
+		added, err := d.Insert(key)
+		switch {
+		case err == nil && added != (d.Count() == count+1):
+			t.Fatalf("Insert reported %v, count %d -> %d", added, count, d.Count())
+		case err == nil && !d.MayContain(key):
+			t.Fatal("false negative after Insert")
+		case err != nil && (!errors.Is(err, ErrFull) || added || d.Count() != count):
+			t.Fatalf("Insert: %v, added %v, count %d -> %d", err, added, count, d.Count())
+		case err != nil:
+			checkCanonical(t, data, &d)
 		}
 	})
 }

@@ -13,6 +13,8 @@ func policies() []Policy {
 		NewBloomPolicy(10),
 		NewBloomPolicy(1),
 		NewBloomPolicy(45),
+		NewLegacyBloomPolicy(10),
+		NewLegacyBloomPolicy(45),
 		NewLevelDBBloomPolicy(10),
 		NewLevelDBBloomPolicy(1),
 		NewLevelDBBloomPolicy(45),
@@ -27,7 +29,7 @@ func policies() []Policy {
 
 func TestNamesDistinct(t *testing.T) {
 	names := map[string]bool{}
-	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8), None} {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8), None} {
 		if p.Name() == "" {
 			t.Fatalf("%T has an empty name", p)
 		}
@@ -199,6 +201,7 @@ func randKey(rng *rand.Rand) []byte {
 func TestEmptyFilterMatchesNothing(t *testing.T) {
 	emptySize := map[string]int{
 		BloomPolicyName:        64/8 + 1,
+		LegacyBloomPolicyName:  64/8 + 1,
 		LevelDBBloomPolicyName: 64/8 + 1,
 		BlockedBloomPolicyName: 64 + 1,
 		BinaryFusePolicyName:   fuseTrailerLen,
@@ -224,7 +227,7 @@ func TestEmptyFilterMatchesNothing(t *testing.T) {
 // prefix of a real filter and random garbage never panic.
 func TestUnreadableFiltersMayContain(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10)} {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10)} {
 		t.Run(p.Name(), func(t *testing.T) {
 			key := []byte("hello")
 			cases := map[string][]byte{
@@ -271,7 +274,7 @@ func TestUnreadableFiltersMayContain(t *testing.T) {
 }
 
 func TestMayContainDoesNotAllocate(t *testing.T) {
-	for _, p := range []Policy{NewBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10),
+	for _, p := range []Policy{NewBloomPolicy(10), NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10),
 		NewBinaryFusePolicy(8), NewBinaryFusePolicy(16), None} {
 		b := p.NewBuilder()
 		for i := 0; i < 1000; i++ {

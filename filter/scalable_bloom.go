@@ -2,7 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"math"
 
 	"github.com/cespare/xxhash/v2"
@@ -44,16 +44,12 @@ type ScalableOptions struct {
 	// and later stages more bits per key.
 	Tightening float64
 	// NonScaling makes a filter of one stage that never grows: once it
-	// holds its capacity, Insert fails with ErrFull (and Add returns
-	// false), as RedisBloom's NONSCALING filters do. The stage then gets
-	// 0.9 of fpp.
+	// holds its capacity, Insert fails with an error wrapping ErrFull (and
+	// Add returns false), as RedisBloom's NONSCALING filters do. The stage
+	// then gets 0.9 of fpp. Expansion and Tightening are still checked and
+	// kept (Options reports them) but have no effect.
 	NonScaling bool
 }
-
-// ErrFull is returned by ScalableBloomFilter.Insert when a non-scaling
-// filter holds its capacity, or a scaling one has MaxScalableStages stages
-// and the last holds its capacity.
-var ErrFull = errors.New("filter: non-scaling filter is full")
 
 // ScalableBloomFilter is a Bloom filter that grows as keys arrive (Almeida,
 // Baquero, Preguiça and Hutchison, "Scalable Bloom Filters", 2007), as
@@ -68,11 +64,27 @@ var ErrFull = errors.New("filter: non-scaling filter is full")
 // defaults). The 0.9 keeps a real filter, whose stages scatter a few
 // percent around their expected rates, below fpp too.
 //
-// Differences from RedisBloom: RedisBloom gives its first stage the whole
-// error rate and tightens from there, so its compound rate approaches
-// fpp/(1-r), twice fpp with the defaults; here the budget is split so the
-// compound rate stays under fpp. RedisBloom refuses an Expansion of 0 and
-// rounds capacities itself; here 0 means the default.
+// Differences from RedisBloom (its sb.c and bloom.c; not its encoding,
+// hash or probes):
+//
+//   - Budget. RedisBloom's ratio is fixed at 0.5; its first layer gets
+//     0.5·fpp and each later one half the one before, so the layers' rates
+//     add up towards the whole fpp, with nothing left for the spread of
+//     real filters; a NONSCALING layer gets all of fpp. Here the first
+//     stage gets 0.9·(1-r)·fpp (0.45·fpp with the defaults, 0.9 of
+//     RedisBloom's), the sum stays below 0.9·fpp for any ratio, and a
+//     non-scaling stage gets 0.9·fpp.
+//   - Stage size. RedisBloom gives a layer of n keys at rate p
+//     n·ln(1/p)/(ln 2)² bits (rounded up to whole 64-bit words) and
+//     ceil(log2(1/p)) hashes; here k = round(log2(1/p)) and the fewest bits
+//     that meet p at n keys.
+//   - Options. RedisBloom refuses EXPANSION together with NONSCALING; here
+//     NonScaling ignores Expansion and Tightening. Expansion 0 means the
+//     default 2 here, and at most MaxScalableExpansion.
+//   - Full. RedisBloom refuses a key once a NONSCALING filter holds its
+//     capacity ("non scaling filter is full"), as here; a scaling chain
+//     grows until memory runs out, where this one stops at
+//     MaxScalableStages stages.
 //
 // Each stage is a BloomFilter with k = round(log2(1/p)) probes and the
 // fewest bits for which (1-e^(-k·n/m))^k is at most its p at its capacity
@@ -185,11 +197,11 @@ func (s *ScalableBloomFilter) Add(key []byte) bool {
 	return added
 }
 
-// Insert is Add that reports a full filter: it returns (false, ErrFull)
-// for a key the filter does not contain when it can take no more (a
-// non-scaling filter at its capacity, or the last of MaxScalableStages
-// stages at its capacity), and (false, nil) for a key it may contain
-// already.
+// Insert is Add that reports a full filter: it returns false and an error
+// wrapping ErrFull for a key the filter does not contain when it can take
+// no more (a non-scaling filter at its capacity, or the last of
+// MaxScalableStages stages at its capacity), and (false, nil) for a key it
+// may contain already.
 func (s *ScalableBloomFilter) Insert(key []byte) (bool, error) {
 	h := xxhash.Sum64(key)
 	if s.containsHash(h) {
@@ -197,8 +209,11 @@ func (s *ScalableBloomFilter) Insert(key []byte) (bool, error) {
 	}
 	last := len(s.stages) - 1
 	if s.counts[last] >= s.stageCapacity(last) {
-		if s.opts.NonScaling || len(s.stages) >= MaxScalableStages {
-			return false, ErrFull
+		if s.opts.NonScaling {
+			return false, errNonScalingFull
+		}
+		if len(s.stages) >= MaxScalableStages {
+			return false, errLastStageFull
 		}
 		s.grow()
 		last++
@@ -208,6 +223,12 @@ func (s *ScalableBloomFilter) Insert(key []byte) (bool, error) {
 	s.count++
 	return true, nil
 }
+
+// The errors of Insert, made once so that a refused Add does not allocate.
+var (
+	errNonScalingFull = fmt.Errorf("%w: non-scaling bloom filter holds its capacity", ErrFull)
+	errLastStageFull  = fmt.Errorf("%w: scalable bloom filter's last stage (%d) holds its capacity", ErrFull, MaxScalableStages)
+)
 
 // MayContain reports whether key may have been added: true for every key
 // added, and for other keys with a probability below the fpp the filter was
