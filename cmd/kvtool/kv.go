@@ -54,9 +54,12 @@ func openStore(dir string, s storeFlags) (*db.DB, error) {
 	return d, err
 }
 
-// storePolicy returns the filter policy of the newest table of the store
-// in dir (the one its last flush or compaction wrote), rebuilt from the
-// name and the bits per key in the table's properties; nil (the default
+// storePolicy returns the filter policy of the store in dir, rebuilt from
+// the properties of its table with the most entries: a small table's
+// filter is at least 64 bits, so its measured bits per key say nothing of
+// the budget (a one-entry table measures 72), and inferring from it would
+// grow the budget with every put. Below minInferEntries entries the
+// policy's name is kept with the default budget. nil (the default
 // policy) when the store has no table or it cannot be read (db.Open then
 // reports what is wrong).
 func storePolicy(dir string) filter.Policy {
@@ -64,29 +67,46 @@ func storePolicy(dir string) filter.Policy {
 	if err != nil {
 		return nil
 	}
-	var newest uint64
+	var name string
+	var bits float64
+	var most uint64
+	found := false
 	for _, files := range st.version.Files {
 		for _, f := range files {
-			newest = max(newest, f.FileNum)
+			r, file, err := openTable(tablePath(dir, f.FileNum), false)
+			if err != nil {
+				continue
+			}
+			props := r.Properties()
+			if !found || props.NumEntries > most {
+				found, most, name, bits = true, props.NumEntries, props.FilterPolicy, props.FilterBitsPerKey
+			}
+			r.Close()
+			file.Close()
 		}
 	}
-	if newest == 0 {
+	if !found {
 		return nil
 	}
-	r, f, err := openTable(tablePath(dir, newest), false)
-	if err != nil {
-		return nil
+	if most < minInferEntries {
+		bits = -1 // the default budget of the policy
 	}
-	defer f.Close()
-	defer r.Close()
-	props := r.Properties()
-	return policyFromProperties(props.FilterPolicy, props.FilterBitsPerKey)
+	return policyFromProperties(name, bits)
 }
+
+// minInferEntries is the fewest entries from which a table's measured
+// bits per key is within half a bit of its budget (the 64-bit minimum and
+// rounding to 64 bits add at most 64/n).
+const minInferEntries = 128
 
 // policyFromProperties rebuilds a table's policy from its name and the
 // bits per key its filter measures; nil for a name kvtool does not know.
+// A negative bitsPerKey means unknown: the default budget.
 func policyFromProperties(name string, bitsPerKey float64) filter.Policy {
 	bits := min(max(int(math.Round(bitsPerKey)), filter.MinBitsPerKey), filter.MaxBitsPerKey)
+	if bitsPerKey < 0 {
+		bits = db.DefaultBloomBitsPerKey
+	}
 	switch name {
 	case "":
 		return filter.None
@@ -99,7 +119,7 @@ func policyFromProperties(name string, bitsPerKey float64) filter.Policy {
 	case filter.BlockedBloomPolicyName:
 		return filter.NewBlockedBloomPolicy(bits)
 	case filter.BinaryFusePolicyName:
-		if bitsPerKey >= 12 { // 8-bit fingerprints take about 9 bits a key, 16-bit 18
+		if bitsPerKey >= 12 && bitsPerKey < 30 { // 8-bit fingerprints take about 9 bits a key, 16-bit 18
 			return filter.NewBinaryFusePolicy(16)
 		}
 		return filter.NewBinaryFusePolicy(8)

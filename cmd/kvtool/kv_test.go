@@ -313,3 +313,27 @@ func TestCheckpointCommand(t *testing.T) {
 	}
 	mustRun(t, 2, "checkpoint", dir)
 }
+
+// TestRepeatedPutsKeepTheBudget: each put replays the last log into a
+// one-entry table, whose filter measures far more bits per key than its
+// budget; repeated puts must not grow the store's budget (the review found
+// 72, 136, 200, 264 bits/key after four puts).
+func TestRepeatedPutsKeepTheBudget(t *testing.T) {
+	for _, p := range []filter.Policy{nil, filter.NewBinaryFusePolicy(8)} {
+		dir := buildStore(t, p)
+		for _, k := range []string{"b", "c", "d", "e", "f"} {
+			mustRun(t, 0, "put", dir, k, "1")
+		}
+		got := storePolicy(dir)
+		want := filter.NewBloomPolicy(10)
+		if p != nil {
+			want = p
+		}
+		if got.Name() != want.Name() {
+			t.Fatalf("policy %s after puts, want %s", got.Name(), want.Name())
+		}
+		if bk, ok := got.(filter.BitsPerKeyer); ok && bk.BitsPerKey() != 10 {
+			t.Fatalf("%s budget grew to %d bits/key", got.Name(), bk.BitsPerKey())
+		}
+	}
+}
