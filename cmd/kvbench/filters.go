@@ -239,10 +239,14 @@ func (c *labConfig) subjects() ([]labSubject, error) {
 			continue
 		}
 		pk := policies[n]
+		before := len(subs)
 		for bits := c.minBits; bits <= c.maxBits; bits++ {
 			if pk.budgets == nil || slices.Contains(pk.budgets, bits) {
 				subs = append(subs, policySubject(pk, bits))
 			}
+		}
+		if len(subs) == before && !all {
+			return nil, fmt.Errorf("filter %q makes filters only at %v bits per key, none within --min_bits=%d..--max_bits=%d", n, pk.budgets, c.minBits, c.maxBits)
 		}
 	}
 	for _, s := range standalones {

@@ -232,3 +232,12 @@ func TestPct(t *testing.T) {
 		}
 	}
 }
+
+// TestFiltersNoBudgetInRange: a policy with fixed budgets (fuse: 8, 16)
+// asked for a range holding none of them is an error, not an empty table.
+func TestFiltersNoBudgetInRange(t *testing.T) {
+	err := runFiltersCmd([]string{"--policies=binaryfuse", "--min_bits=9", "--max_bits=15", "--svg="}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "none within") {
+		t.Errorf("fuse at 9..15 bits: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
 func openStore(dir string, s storeFlags) (*db.DB, error) {
 	p, err := parsePolicy(s.filter)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: --filter: %v", errBadFilterFlag, err)
 	}
 	if s.filter == "" && !s.readOnly {
 		p = storePolicy(dir)
@@ -126,6 +126,10 @@ func policyFromProperties(name string, bitsPerKey float64) filter.Policy {
 	}
 	return nil
 }
+
+// errBadFilterFlag marks a --filter value kvtool cannot parse: a usage
+// error (exit status 2), found only when the store is opened.
+var errBadFilterFlag = errors.New("bad flag")
 
 // closeStore closes d, turning a failure to close into the command's error.
 func closeStore(d *db.DB, err *error) {

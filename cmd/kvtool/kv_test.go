@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestPutCreate(t *testing.T) {
 	if !strings.Contains(out, "leveldb.BuiltinBloomFilter2") {
 		t.Errorf("lsm after put --filter leveldb:12:\n%s", out)
 	}
-	_, errs = mustRun(t, 1, "get", "--filter", "cuckoo", dir, "k")
+	_, errs = mustRun(t, exitUsage, "get", "--filter", "cuckoo", dir, "k")
 	if !strings.Contains(errs, "unknown filter") {
 		t.Errorf("bad --filter: %q", errs)
 	}
@@ -335,5 +336,17 @@ func TestRepeatedPutsKeepTheBudget(t *testing.T) {
 		if bk, ok := got.(filter.BitsPerKeyer); ok && bk.BitsPerKey() != 10 {
 			t.Fatalf("%s budget grew to %d bits/key", got.Name(), bk.BitsPerKey())
 		}
+	}
+}
+
+// TestBadFilterFlagIsUsageError: a --filter kvtool cannot parse is a usage
+// error (exit 2), and nothing is created.
+func TestBadFilterFlagIsUsageError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	for _, bad := range []string{"--filter=bloom:0", "--filter=fuse:12", "--filter=BLOOM", "--filter=bloom:"} {
+		mustRun(t, exitUsage, "put", "--create", bad, dir, "a", "b")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a refused put created the store")
 	}
 }

@@ -223,9 +223,13 @@ func usageStatus(err error) int {
 	return exitUsage
 }
 
-// fail prints a failure of command name to stderr and returns exitFailure.
+// fail prints a failure of command name to stderr and returns exitFailure,
+// or exitUsage for a flag value found bad only when it was used.
 func fail(stderr io.Writer, name string, err error) int {
 	fmt.Fprintf(stderr, "kvtool %s: %v\n", name, err)
+	if errors.Is(err, errBadFilterFlag) {
+		return exitUsage
+	}
 	return exitFailure
 }
 
