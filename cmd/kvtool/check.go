@@ -74,7 +74,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		case "log":
 			path := filepath.Join(dir, sf.name)
 			var bad []string
-			records, ops, dropped, err := forEachWALRecord(path, func(n int, _ *batch, err error) {
+			sum, err := forEachWALRecord(path, func(n int, _ *batch, err error) {
 				if err != nil {
 					bad = append(bad, fmt.Sprintf("record %d: %v", n, err))
 				}
@@ -86,16 +86,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			for _, b := range bad {
 				problem("%s %s", sf.name, b)
 			}
-			if dropped > 0 && len(bad) == 0 {
-				problem("%s: %d damaged bytes skipped", sf.name, dropped)
+			if sum.damaged > 0 && len(bad) == 0 {
+				problem("%s: %s", sf.name, sum.damagedText())
 			}
-			logRecords += records
+			if sum.torn > 0 {
+				problem("%s: %s", sf.name, sum.tornText())
+			}
+			logRecords += sum.records
 			state := "live"
 			if sf.num < st.logNum && sf.num != st.prevLogNum {
 				state = "obsolete"
 			}
-			if len(bad) == 0 && dropped == 0 {
-				fmt.Fprintf(stdout, "%s: ok (%s, %d records, %d writes)\n", sf.name, state, records, ops)
+			if sum.ok() {
+				fmt.Fprintf(stdout, "%s: ok (%s, %d records, %d writes)\n", sf.name, state, sum.records, sum.ops)
 			}
 		case "manifest":
 			if sf.name != mname {

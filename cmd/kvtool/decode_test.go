@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -30,11 +31,28 @@ func TestEscapeAndFormat(t *testing.T) {
 	if got := (byteFormat{}).formatIKey(base.MakeInternalKey([]byte("k"), 7, base.KindDelete)); got != "k#7,DEL" {
 		t.Errorf("formatIKey = %q", got)
 	}
-	if got := (byteFormat{}).formatSeparator(base.MakeInternalKey([]byte("l"), base.MaxSeqNum, base.KindSeek)); got != "l (user key, max sequence)" {
-		t.Errorf("formatSeparator of a shortened separator = %q", got)
-	}
-	if got := (byteFormat{}).formatSeparator(base.MakeInternalKey([]byte("k"), 9, base.KindSet)); got != "k#9,SET" {
-		t.Errorf("formatSeparator of a last entry = %q", got)
+	for _, tc := range []struct {
+		ikey []byte
+		f    byteFormat
+		want string
+	}{
+		// Shortened by the writer: a user key with the largest sequence
+		// number and the seek kind, which means nothing.
+		{base.MakeInternalKey([]byte("l"), base.MaxSeqNum, base.KindSeek), byteFormat{}, "l (max sequence)"},
+		{base.MakeInternalKey([]byte("a\tb\xff"), base.MaxSeqNum, base.KindSeek), byteFormat{}, `a\tb\xff (max sequence)`},
+		{base.MakeInternalKey([]byte("ab"), base.MaxSeqNum, base.KindSeek), byteFormat{Hex: true}, "6162 (max sequence)"},
+		// A kind other than the seek kind is shown: no writer makes it.
+		{base.MakeInternalKey([]byte("l"), base.MaxSeqNum, base.KindDelete), byteFormat{}, "l (max sequence, DEL)"},
+		// The block's last entry: sequence number and kind are real.
+		{base.MakeInternalKey([]byte("k"), 9, base.KindSet), byteFormat{}, "k#9,SET"},
+		{[]byte("short"), byteFormat{}, "<malformed internal key 73686f7274>"},
+	} {
+		if got := tc.f.formatSeparator(tc.ikey); got != tc.want {
+			t.Errorf("formatSeparator(%q, %+v) = %q, want %q", tc.ikey, tc.f, got, tc.want)
+		}
+		if strings.Contains(tc.f.formatSeparator(tc.ikey), "72057594037927935") {
+			t.Errorf("formatSeparator(%q) prints the largest sequence number as a number", tc.ikey)
+		}
 	}
 	if got := (byteFormat{}).formatIKey([]byte("short")); got != "<malformed internal key 73686f7274>" {
 		t.Errorf("formatIKey of a malformed key = %q", got)
@@ -51,6 +69,7 @@ func TestParsePolicy(t *testing.T) {
 		{"bloom", filter.BloomPolicyName, 10, 1},
 		{"bloom:20", filter.BloomPolicyName, 20, 1},
 		{"leveldb:7", filter.LevelDBBloomPolicyName, 7, 1},
+		{"blocked:14", filter.BlockedBloomPolicyName, 14, 1},
 		{"none", "", 0, 1},
 		{"none:3", "", 0, 0},
 		{"bloom:0", "", 0, 0},
@@ -71,6 +90,21 @@ func TestParsePolicy(t *testing.T) {
 	}
 	if p, _ := parsePolicy("none"); !filter.IsNone(p) {
 		t.Errorf("parsePolicy(none) is not filter.None")
+	}
+	// kvbench's name for binary fuse, and kvtool's short one.
+	for _, tc := range []struct {
+		in string
+		fp int
+	}{{"binaryfuse", 8}, {"binaryfuse:16", 16}, {"fuse", 8}, {"fuse:16", 16}} {
+		p, err := parsePolicy(tc.in)
+		if err != nil || p.Name() != filter.BinaryFusePolicyName || p.(interface{ FingerprintBits() int }).FingerprintBits() != tc.fp {
+			t.Errorf("parsePolicy(%q) = %v, %v; want %s with %d-bit fingerprints", tc.in, p, err, filter.BinaryFusePolicyName, tc.fp)
+		}
+	}
+	// A budget kvbench would turn into a fingerprint size is refused,
+	// naming the fingerprint kvbench would have used.
+	if _, err := parsePolicy("binaryfuse:10"); err == nil || !strings.Contains(err.Error(), "--filter=binaryfuse:16") {
+		t.Errorf("parsePolicy(binaryfuse:10) error %v, want one suggesting binaryfuse:16", err)
 	}
 }
 

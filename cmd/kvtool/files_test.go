@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
 )
 
@@ -107,6 +109,77 @@ func TestSSTDump(t *testing.T) {
 	// Keys of 8 digits compress: snappy is used for these blocks.
 	if !strings.Contains(out, ", snappy, separator ") {
 		t.Errorf("sst dump --blocks shows no snappy block:\n%s", out)
+	}
+	// Separators: the last block's is shortened to "l", after every key
+	// of the table, with the largest sequence number; the others are
+	// their block's last key (key00059 and key00060 cannot be shortened),
+	// with its real sequence number and kind.
+	seps := regexp.MustCompile(`(?m)^data block \d+: .*, separator (.*)$`).FindAllStringSubmatch(out, -1)
+	lastKey := regexp.MustCompile(`^key0\d{4}#\d+,SET$`)
+	for i, m := range seps {
+		switch {
+		case i == len(seps)-1 && m[1] != "l (max sequence)":
+			t.Errorf("last separator %q, want %q", m[1], "l (max sequence)")
+		case i < len(seps)-1 && !lastKey.MatchString(m[1]):
+			t.Errorf("separator %d is %q, want a last key KEY#SEQ,SET", i, m[1])
+		}
+	}
+	if strings.Contains(out, "72057594037927935") {
+		t.Errorf("sst dump --blocks prints the largest sequence number as a number:\n%s", out)
+	}
+	// Escaped as other keys are, or as hex.
+	out, _ = mustRun(t, 0, "sst", "dump", "--blocks", "--no_entries", "--hex", sst)
+	if !strings.Contains(out, ", separator 6c (max sequence)\n") {
+		t.Errorf("sst dump --blocks --hex: no hex separator 6c (max sequence):\n%s", out)
+	}
+}
+
+// TestSSTDumpSeparators: separators the writer shortened between blocks
+// print as escaped user keys with "(max sequence)".
+func TestSSTDumpSeparators(t *testing.T) {
+	dir := t.TempDir()
+	d, err := db.Open(dir, &db.Options{FilterPolicy: filter.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keys "\x01" + 4 digits, 20 apart: between "\x010020" and "\x010040"
+	// the writer puts "\x01003". Values do not compress: a few per block.
+	var b db.Batch
+	v := make([]byte, 1500)
+	for i := 0; i < 60; i++ {
+		for j := range v {
+			v[j] = byte(i*7 + j*j)
+		}
+		b.Put([]byte(fmt.Sprintf("\x01%04d", i*20)), v)
+	}
+	if err := d.Write(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := mustRun(t, 0, "sst", "dump", "--blocks", "--no_entries", oneFile(t, dir, ".sst"))
+	seps := regexp.MustCompile(`(?m)^data block \d+: .*, separator (.*)$`).FindAllStringSubmatch(out, -1)
+	shortened := regexp.MustCompile(`^\\x01\d{3} \(max sequence\)$`)
+	lastKey := regexp.MustCompile(`^\\x01\d{4}#\d+,SET$`)
+	n := 0
+	for i, m := range seps {
+		switch {
+		case i == len(seps)-1:
+			if m[1] != `\x02 (max sequence)` {
+				t.Errorf("last separator %q, want %q", m[1], `\x02 (max sequence)`)
+			}
+		case shortened.MatchString(m[1]):
+			n++
+		case !lastKey.MatchString(m[1]):
+			t.Errorf("separator %d is %q", i, m[1])
+		}
+	}
+	if n == 0 || len(seps) < 5 {
+		t.Errorf("%d blocks, %d shortened separators:\n%s", len(seps), n, out)
 	}
 }
 
@@ -290,6 +363,11 @@ func TestCheck(t *testing.T) {
 		// The log starts with the header record of the switch Flush made
 		// (9 bytes), so byte 10 is in record 2, the first batch.
 		{"log record", func(t *testing.T, dir string) { flipByte(t, oneFile(t, dir, ".log"), 10) }, ".log record 2: bloomkv: corruption"},
+		{"log cut short", func(t *testing.T, dir string) {
+			log := oneFile(t, dir, ".log")
+			fi, _ := os.Stat(log)
+			os.Truncate(log, fi.Size()-3)
+		}, ".log: the last "},
 		{"manifest record", func(t *testing.T, dir string) {
 			ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
 			flipByte(t, ms[0], 10)
@@ -312,25 +390,163 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestNotAStoreFile: wal and sst commands given a file of another kind say
-// so and fail, instead of reporting damage or nothing.
+// writeFile writes b to a file named name in a new directory and returns
+// its path.
+func writeFile(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readFile returns the bytes of path.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNotAStoreFile: the commands that read one file, given a file of
+// another kind, say what it is and fail (exit 1), instead of reporting
+// damage or nothing.
 func TestNotAStoreFile(t *testing.T) {
 	dir := buildStore(t, nil)
 	current := filepath.Join(dir, "CURRENT")
-	if _, errs := mustRun(t, 1, "wal", "dump", current); !strings.Contains(errs, "is not a log file") {
-		t.Errorf("wal dump CURRENT: %q", errs)
+	lock := filepath.Join(dir, "LOCK") // empty
+	info := filepath.Join(dir, "LOG")  // db's text log
+	log := oneFile(t, dir, ".log")
+	sst := oneFile(t, dir, ".sst")
+	ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	manifest := ms[0]
+	garbage := writeFile(t, "garbage.bin", bytes.Repeat([]byte("not a store file "), 100))
+
+	for _, tc := range []struct {
+		cmd  []string
+		file string
+		want string // in stderr
+	}{
+		{[]string{"wal", "dump"}, current, "CURRENT is not a log file: it is a store's CURRENT file (it names MANIFEST-"},
+		{[]string{"wal", "dump"}, lock, "LOCK is not a log file: it is empty"},
+		{[]string{"wal", "dump"}, info, "LOG is not a log file: none of its "},
+		{[]string{"wal", "dump"}, manifest, " is not a log file: it is a MANIFEST"},
+		{[]string{"wal", "dump"}, sst, ".sst is not a log file: it is a table"},
+		{[]string{"wal", "dump"}, garbage, "garbage.bin is not a log file: none of its 1700 bytes is an intact record of the log format"},
+		{[]string{"manifest", "dump"}, current, "CURRENT is not a MANIFEST: it is a store's CURRENT file"},
+		{[]string{"manifest", "dump"}, log, ".log is not a MANIFEST: it is a write-ahead log"},
+		{[]string{"manifest", "dump"}, sst, ".sst is not a MANIFEST: it is a table"},
+		{[]string{"manifest", "dump"}, lock, "LOCK is not a MANIFEST: it is empty"},
+		{[]string{"sst", "props"}, garbage, "garbage.bin is not a table file: it does not end with the table magic number"},
+		{[]string{"sst", "props"}, lock, "LOCK is not a table file: it is empty"},
+	} {
+		_, errs := mustRun(t, 1, append(tc.cmd, tc.file)...)
+		if !strings.Contains(errs, tc.want) || strings.Contains(errs, "corruption") {
+			t.Errorf("%s %s: stderr %q, want %q", strings.Join(tc.cmd, " "), filepath.Base(tc.file), errs, tc.want)
+		}
 	}
 	for _, cmd := range []string{"props", "dump", "check"} {
-		for _, f := range []string{current, oneFile(t, dir, ".log")} {
-			if _, errs := mustRun(t, 1, "sst", cmd, f); !strings.Contains(errs, "is not a table file") {
-				t.Errorf("sst %s %s: %q", cmd, filepath.Base(f), errs)
+		for f, want := range map[string]string{
+			current:  "it is a store's CURRENT file",
+			log:      "it is a write-ahead log",
+			manifest: "it is a MANIFEST",
+		} {
+			_, errs := mustRun(t, 1, "sst", cmd, f)
+			if !strings.Contains(errs, filepath.Base(f)+" is not a table file: "+want) {
+				t.Errorf("sst %s %s: stderr %q, want %q", cmd, filepath.Base(f), errs, want)
 			}
 		}
 	}
-	// A real table with a damaged byte is damage, not "not a table".
-	sst := oneFile(t, dir, ".sst")
-	flipByte(t, sst, 10)
-	if _, errs := mustRun(t, 1, "sst", "check", sst); strings.Contains(errs, "not a table") {
-		t.Errorf("sst check of a damaged table: %q", errs)
+}
+
+// TestDamagedStoreFile: a log, table or MANIFEST that is damaged, even
+// beyond recognition, is reported as damaged (exit 1), not as a file of
+// another kind, when its name or bytes say what it is.
+func TestDamagedStoreFile(t *testing.T) {
+	dir := buildStore(t, nil)
+	log := readFile(t, oneFile(t, dir, ".log"))
+	sst := readFile(t, oneFile(t, dir, ".sst"))
+	damaged := func(b []byte, off int) []byte {
+		b = bytes.Clone(b)
+		if off < 0 {
+			off += len(b)
+		}
+		b[off] ^= 0x10
+		return b
+	}
+	noise := bytes.Repeat([]byte("\x5a\xa5\x3c"), 700)
+
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		path string
+		want []string // in stdout+stderr
+	}{
+		// A log whose records all fail their checksums, or that holds
+		// only bytes of no record, named as a log.
+		{"log, every record damaged", []string{"wal", "dump"}, writeFile(t, "000009.log", damaged(damaged(damaged(log, 2), 12), 40)),
+			[]string{"corruption", "damaged bytes skipped"}},
+		{"log of noise", []string{"wal", "dump"}, writeFile(t, "000009.log", noise), []string{"the last 2100 bytes are a record cut short"}},
+		{"log of noise, 40 KiB", []string{"wal", "dump"}, writeFile(t, "000009.log", bytes.Repeat(noise, 20)), []string{"corruption", "damaged bytes skipped"}},
+		// Its last record cut short, as a crash in mid-write leaves it.
+		{"log cut short", []string{"wal", "dump"}, writeFile(t, "000009.log", log[:len(log)-3]),
+			[]string{"record 2: seq", "the last ", " bytes are a record cut short"}},
+		{"log cut short, any name", []string{"wal", "dump"}, writeFile(t, "copy", log[:len(log)-3]),
+			[]string{"record 2: seq", " bytes are a record cut short"}},
+		// A table with a damaged magic number, or cut short, named as a
+		// table; a table with a flipped bit in its magic number, any name.
+		{"table magic", []string{"sst", "props"}, writeFile(t, "000009.sst", damaged(sst, -1)),
+			[]string{"corruption: damaged table: it does not end with the table magic number"}},
+		{"table magic, any name", []string{"sst", "props"}, writeFile(t, "copy", damaged(sst, -3)),
+			[]string{"corruption: damaged table: it does not end with the table magic number"}},
+		{"table cut short", []string{"sst", "dump"}, writeFile(t, "000009.sst", sst[:len(sst)-100]),
+			[]string{"corruption: damaged table"}},
+		{"table cut to 10 bytes", []string{"sst", "check"}, writeFile(t, "000009.sst", sst[:10]),
+			[]string{"corruption: damaged table: 10 bytes, shorter than a table's"}},
+		{"empty table", []string{"sst", "check"}, writeFile(t, "000009.sst", nil),
+			[]string{"corruption: damaged table: 0 bytes"}},
+		{"table of noise", []string{"sst", "props"}, writeFile(t, "000009.sst", noise),
+			[]string{"corruption: damaged table"}},
+		// A MANIFEST without any version edit.
+		{"empty MANIFEST", []string{"manifest", "dump"}, writeFile(t, "MANIFEST-000009", nil),
+			[]string{"holds no version edit"}},
+		{"MANIFEST of noise", []string{"manifest", "dump"}, writeFile(t, "MANIFEST-000009", noise),
+			[]string{"damaged bytes skipped"}},
+	} {
+		code, out, errs := runTool(t, append(tc.cmd, tc.path)...)
+		all := out + errs
+		if code != exitFailure {
+			t.Errorf("%s: exit %d, want %d\n%s", tc.name, code, exitFailure, all)
+		}
+		if strings.Contains(all, "is not a") {
+			t.Errorf("%s: reported as a file of another kind:\n%s", tc.name, all)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, all)
+			}
+		}
+	}
+
+	// An empty log is what a crash right after its creation leaves: no
+	// error. Neither is a log whose last write's value ends with the
+	// table magic number.
+	if out, _ := mustRun(t, 0, "wal", "dump", writeFile(t, "000009.log", nil)); out != "--- 0 records, 0 writes\n" {
+		t.Errorf("wal dump of an empty log: %q", out)
+	}
+	dir = buildStore(t, nil)
+	mustRun(t, 0, "put", dir, "k", "bloomkv!")
+	logPath := oneFile(t, dir, ".log")
+	if b := readFile(t, logPath); !bytes.HasSuffix(b, []byte("bloomkv!")) {
+		t.Fatalf("the log does not end with the value: %q", b[max(0, len(b)-16):])
+	}
+	if out, _ := mustRun(t, 0, "wal", "dump", logPath); !strings.Contains(out, "SET k => bloomkv!") {
+		t.Errorf("wal dump of a log ending with the table magic:\n%s", out)
+	}
+	if _, errs := mustRun(t, 1, "sst", "props", logPath); !strings.Contains(errs, "is not a table file: it is a write-ahead log") {
+		t.Errorf("sst props of a log ending with the table magic: %q", errs)
 	}
 }

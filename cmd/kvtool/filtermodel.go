@@ -24,16 +24,18 @@ func knownFilters() []filter.Policy {
 
 // parsePolicy reads a --filter flag: "bloom[:BITS]" (bloomkv's 64-bit
 // Bloom filter), "leveldb[:BITS]" (LevelDB's Bloom filter),
-// "blocked[:BITS]" (cache-line-blocked Bloom), "fuse[:8|16]" (binary fuse,
-// fingerprint bits) or "none"; BITS defaults to 10 and fuse to 8. The
-// empty string is nil, the store's default.
+// "blocked[:BITS]" (cache-line-blocked Bloom), "binaryfuse[:8|16]" or
+// "fuse[:8|16]" (binary fuse, fingerprint bits) or "none"; BITS defaults
+// to 10 and the fingerprint to 8. The names are kvbench's --filter_policy
+// names. The empty string is nil, the store's default.
 func parsePolicy(s string) (filter.Policy, error) {
 	if s == "" {
 		return nil, nil
 	}
 	name, bitsStr, hasBits := strings.Cut(s, ":")
+	fuse := name == "fuse" || name == "binaryfuse"
 	bits := 10
-	if name == "fuse" {
+	if fuse {
 		bits = 8
 	}
 	if hasBits {
@@ -43,25 +45,29 @@ func parsePolicy(s string) (filter.Policy, error) {
 		}
 		bits = n
 	}
-	switch name {
-	case "bloom":
+	switch {
+	case name == "bloom":
 		return filter.NewBloomPolicy(bits), nil
-	case "leveldb":
+	case name == "leveldb":
 		return filter.NewLevelDBBloomPolicy(bits), nil
-	case "blocked":
+	case name == "blocked":
 		return filter.NewBlockedBloomPolicy(bits), nil
-	case "fuse":
+	case fuse:
 		if bits != 8 && bits != 16 {
-			return nil, fmt.Errorf("binary fuse fingerprints are 8 or 16 bits, not %d", bits)
+			want := 8
+			if bits > 8 {
+				want = 16
+			}
+			return nil, fmt.Errorf("binary fuse fingerprints are 8 or 16 bits, not %d (kvbench --filter_policy=binaryfuse --bloom_bits=%d makes %d-bit ones: --filter=%s:%d)", bits, bits, want, name, want)
 		}
 		return filter.NewBinaryFusePolicy(bits), nil
-	case "none":
+	case name == "none":
 		if hasBits {
 			return nil, fmt.Errorf("filter \"none\" takes no bits per key")
 		}
 		return filter.None, nil
 	}
-	return nil, fmt.Errorf("unknown filter %q (want bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none)", s)
+	return nil, fmt.Errorf("unknown filter %q (want %s)", s, filterSyntax)
 }
 
 // filterModel is what kvtool knows of one table's filter: its parameters,

@@ -44,17 +44,23 @@ func (f byteFormat) formatIKey(ikey []byte) string {
 	return fmt.Sprintf("%s#%d,%s", f.format(ukey), seq, kind)
 }
 
-// formatSeparator renders an index separator. A separator shortened by the
-// table writer carries the largest sequence number, which sorts it before
-// every entry of its user key: it is shown as that user key with "max
-// sequence" in words. Any other separator is the block's last entry and
-// is shown as an internal key.
+// formatSeparator renders an index separator, a key >= every key of its
+// block and < every key of the next. The table writer shortens it when it
+// can to a user key between the two blocks with the largest sequence
+// number (and the seek kind, which means nothing here): such a key is no
+// entry of the table, and is shown as its user key, escaped as other keys
+// are, followed by "(max sequence)". Any other separator is the block's
+// last entry, whose sequence number and kind are real: it is shown as an
+// internal key, KEY#SEQ,KIND.
 func (f byteFormat) formatSeparator(ikey []byte) string {
-	ukey, seq, _, ok := base.ParseInternalKey(ikey)
-	if ok && seq == base.MaxSeqNum {
-		return fmt.Sprintf("%s (user key, max sequence)", f.format(ukey))
+	ukey, seq, kind, ok := base.ParseInternalKey(ikey)
+	switch {
+	case !ok || seq != base.MaxSeqNum:
+		return f.formatIKey(ikey)
+	case kind != base.KindSeek:
+		return fmt.Sprintf("%s (max sequence, %s)", f.format(ukey), kind)
 	}
-	return f.formatIKey(ikey)
+	return fmt.Sprintf("%s (max sequence)", f.format(ukey))
 }
 
 // escape renders b as text: printable ASCII except the backslash as is,

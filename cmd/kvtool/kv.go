@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/bloomkv/bloomkv/db"
-	"github.com/bloomkv/bloomkv/filter"
 )
 
 // storeFlags are the flags of the commands that open a store with db.Open.
@@ -18,13 +16,24 @@ type storeFlags struct {
 	// readOnly opens the store with db.Options.ReadOnly: the commands that
 	// only read (get, scan, metrics) change nothing in the directory.
 	readOnly bool
+	// writesTables is set for a read-only open that still writes tables
+	// elsewhere (checkpoint writes the logs' contents into a new table).
+	writesTables bool
 }
 
+// writes reports whether the open may write tables: put and delete
+// (flushes, compactions, the replayed log) and checkpoint.
+func (s *storeFlags) writes() bool { return !s.readOnly || s.writesTables }
+
+// filterSyntax lists what --filter accepts.
+const filterSyntax = "bloom[:BITS], leveldb[:BITS], blocked[:BITS], binaryfuse[:8|16] (or fuse[:8|16]) or none"
+
 func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
-	if s.readOnly {
-		f.StringVar(&s.filter, "filter", "", "filter policy: bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none (accepted for scripts; this read-only open writes no table, and reads every table's filter by the policy it names)")
+	if s.writes() {
+		f.StringVar(&s.filter, "filter", "", "filter policy of the tables this command writes: "+filterSyntax+
+			"; default: the store's own, the policy and bits per key of its tables (per level; bloom:10 for a new store). A --filter that differs is used, with a note")
 	} else {
-		f.StringVar(&s.filter, "filter", "", "filter policy of the tables this open writes (replayed log, flushes): bloom[:BITS], leveldb[:BITS], blocked[:BITS], fuse[:8|16] or none; default: the policy of the store's newest table, so the store keeps one policy (bloom:10 for a new store)")
+		f.StringVar(&s.filter, "filter", "", "filter policy: "+filterSyntax+" (accepted for scripts; this read-only open writes no table, and reads every table's filter by the policy it names)")
 	}
 	if canCreate {
 		f.BoolVar(&s.create, "create", false, "create the store if DIR holds none")
@@ -33,16 +42,26 @@ func (s *storeFlags) register(f *cmdFlags, canCreate bool) {
 
 // openStore opens the store in dir, read-only for the commands that only
 // read, and refusing to create one unless asked. Its errors say plainly
-// when another process holds the store.
-func openStore(dir string, s storeFlags) (*db.DB, error) {
+// when another process holds the store. A command that writes tables
+// writes them with the store's own filter policies (storeFilters) unless
+// --filter says otherwise; notes about the choice go to stderr, prefixed
+// with the command's name.
+func openStore(name, dir string, s storeFlags, stderr io.Writer) (*db.DB, error) {
 	p, err := parsePolicy(s.filter)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --filter: %v", errBadFilterFlag, err)
 	}
-	if s.filter == "" && !s.readOnly {
-		p = storePolicy(dir)
+	o := &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create, ReadOnly: s.readOnly}
+	if s.writes() {
+		sf := storeFilters(dir)
+		if s.filter == "" {
+			o.FilterPolicy, o.LevelFilterPolicies = sf.policy, sf.levels
+		}
+		for _, n := range sf.notes(s.filter, p) {
+			fmt.Fprintf(stderr, "kvtool %s: note: %s\n", name, n)
+		}
 	}
-	d, err := db.Open(dir, &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create, ReadOnly: s.readOnly})
+	d, err := db.Open(dir, o)
 	switch {
 	case errors.Is(err, db.ErrLocked) && s.readOnly:
 		return nil, fmt.Errorf("store %s is locked: another process has it open for writing (%w)", dir, err)
@@ -52,79 +71,6 @@ func openStore(dir string, s storeFlags) (*db.DB, error) {
 		return nil, fmt.Errorf("no store in %s (%w)", dir, err)
 	}
 	return d, err
-}
-
-// storePolicy returns the filter policy of the store in dir, rebuilt from
-// the properties of its table with the most entries: a small table's
-// filter is at least 64 bits, so its measured bits per key say nothing of
-// the budget (a one-entry table measures 72), and inferring from it would
-// grow the budget with every put. Below minInferEntries entries the
-// policy's name is kept with the default budget. nil (the default
-// policy) when the store has no table or it cannot be read (db.Open then
-// reports what is wrong).
-func storePolicy(dir string) filter.Policy {
-	st, err := loadState(dir)
-	if err != nil {
-		return nil
-	}
-	var name string
-	var bits float64
-	var most uint64
-	found := false
-	for _, files := range st.version.Files {
-		for _, f := range files {
-			r, file, err := openTable(tablePath(dir, f.FileNum), false)
-			if err != nil {
-				continue
-			}
-			props := r.Properties()
-			if !found || props.NumEntries > most {
-				found, most, name, bits = true, props.NumEntries, props.FilterPolicy, props.FilterBitsPerKey
-			}
-			r.Close()
-			file.Close()
-		}
-	}
-	if !found {
-		return nil
-	}
-	if most < minInferEntries {
-		bits = -1 // the default budget of the policy
-	}
-	return policyFromProperties(name, bits)
-}
-
-// minInferEntries is the fewest entries from which a table's measured
-// bits per key is within half a bit of its budget (the 64-bit minimum and
-// rounding to 64 bits add at most 64/n).
-const minInferEntries = 128
-
-// policyFromProperties rebuilds a table's policy from its name and the
-// bits per key its filter measures; nil for a name kvtool does not know.
-// A negative bitsPerKey means unknown: the default budget.
-func policyFromProperties(name string, bitsPerKey float64) filter.Policy {
-	bits := min(max(int(math.Round(bitsPerKey)), filter.MinBitsPerKey), filter.MaxBitsPerKey)
-	if bitsPerKey < 0 {
-		bits = db.DefaultBloomBitsPerKey
-	}
-	switch name {
-	case "":
-		return filter.None
-	case filter.BloomPolicyName:
-		return filter.NewBloomPolicy(bits)
-	case filter.LegacyBloomPolicyName:
-		return filter.NewLegacyBloomPolicy(bits)
-	case filter.LevelDBBloomPolicyName:
-		return filter.NewLevelDBBloomPolicy(bits)
-	case filter.BlockedBloomPolicyName:
-		return filter.NewBlockedBloomPolicy(bits)
-	case filter.BinaryFusePolicyName:
-		if bitsPerKey >= 12 && bitsPerKey < 30 { // 8-bit fingerprints take about 9 bits a key, 16-bit 18
-			return filter.NewBinaryFusePolicy(16)
-		}
-		return filter.NewBinaryFusePolicy(8)
-	}
-	return nil
 }
 
 // errBadFilterFlag marks a --filter value kvtool cannot parse: a usage
@@ -154,7 +100,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "get", err)
 	}
 	err = func() (err error) {
-		d, err := openStore(pos[0], s)
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}
@@ -181,7 +127,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 
 func runPut(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("put", "kvtool put [flags] DIR KEY VALUE",
-		"Sets KEY to VALUE in the store in DIR (with --create, making the store if\nneeded). The write is synced to the write-ahead log before put returns.")
+		"Sets KEY to VALUE in the store in DIR (with --create, making the store if\nneeded). The write is synced to the write-ahead log before put returns.\nThe tables the open writes (the replayed log, flushes, compactions) get\nthe store's own filter policy, read from its tables, unless --filter\nsays otherwise.")
 	var s storeFlags
 	s.register(f, true)
 	hexIn := f.Bool("hex", false, "KEY and VALUE are hex")
@@ -198,7 +144,7 @@ func runPut(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "put", err)
 	}
 	err = func() (err error) {
-		d, err := openStore(pos[0], s)
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}
@@ -213,7 +159,7 @@ func runPut(args []string, stdout, stderr io.Writer) int {
 
 func runDelete(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("delete", "kvtool delete [flags] DIR KEY",
-		"Deletes KEY from the store in DIR. Deleting a missing key is not an error.\nThe deletion is synced to the write-ahead log before delete returns.")
+		"Deletes KEY from the store in DIR. Deleting a missing key is not an error.\nThe deletion is synced to the write-ahead log before delete returns.\nThe tables the open writes get the store's own filter policy, as with put.")
 	var s storeFlags
 	s.register(f, false)
 	hexIn := f.Bool("hex", false, "KEY is hex")
@@ -226,7 +172,7 @@ func runDelete(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "delete", err)
 	}
 	err = func() (err error) {
-		d, err := openStore(pos[0], s)
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}
@@ -297,7 +243,7 @@ func runScan(args []string, stdout, stderr io.Writer) int {
 	}
 	bf := byteFormat{Hex: *hexIO, Max: *maxLen}
 	err = func() (err error) {
-		d, err := openStore(pos[0], s)
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}
@@ -341,7 +287,7 @@ func runMetrics(args []string, stdout, stderr io.Writer) int {
 		return usageStatus(err)
 	}
 	err = func() (err error) {
-		d, err := openStore(pos[0], s)
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}
@@ -357,13 +303,15 @@ func runMetrics(args []string, stdout, stderr io.Writer) int {
 
 func runCheckpoint(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("checkpoint", "kvtool checkpoint [flags] DIR DEST",
-		"Writes a consistent copy of the store in DIR into DEST, a directory that\nmust not exist (db.DB.Checkpoint): tables are hard-linked where the file\nsystem allows and copied otherwise, and what the write-ahead logs hold\ngoes into one new table, so DEST opens as a store of its own. DIR is\nopened read-only and does not change; it must not be open for writing\nin another process (a program that has the store open calls\nCheckpoint itself).")
+		"Writes a consistent copy of the store in DIR into DEST, a directory that\nmust not exist (db.DB.Checkpoint): tables are hard-linked where the file\nsystem allows and copied otherwise, and what the write-ahead logs hold\ngoes into one new table (with the store's own filter policy, unless\n--filter says otherwise), so DEST opens as a store of its own. DIR is\nopened read-only and does not change; it must not be open for writing\nin another process (a program that has the store open calls\nCheckpoint itself).")
+	s := storeFlags{readOnly: true, writesTables: true}
+	s.register(f, false)
 	pos, err := f.parse(args, 2, 2, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
 	}
 	err = func() (err error) {
-		d, err := openStore(pos[0], storeFlags{readOnly: true})
+		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -239,57 +242,303 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestFlagSpelling: help shows the underscore spellings (kvbench's and
-// db_bench's convention), and an unknown flag in either spelling is still a
-// usage error.
+// allCommands lists every command, as its words on the command line.
+var allCommands = [][]string{
+	{"get"}, {"put"}, {"delete"}, {"scan"}, {"lsm"}, {"check"}, {"metrics"}, {"checkpoint"},
+	{"sst", "dump"}, {"sst", "props"}, {"sst", "check"}, {"manifest", "dump"}, {"wal", "dump"},
+}
+
+// helpFlag matches a flag line of a command's --help: its name and type.
+var helpFlag = regexp.MustCompile(`(?m)^  --(\S+)(?: (\S+))?$`)
+
+// TestFlagSpelling: every command's help lists each multi-word flag once,
+// with db_bench's underscores, and says the hyphen spelling works too;
+// every such flag is accepted in both spellings, with or without "=".
 func TestFlagSpelling(t *testing.T) {
-	out, _ := mustRun(t, 0, "scan", "--help")
-	if !strings.Contains(out, "-max_len") || !strings.Contains(out, "-keys_only") || strings.Contains(out, "-max-len") {
-		t.Errorf("scan --help does not show the underscore spellings:\n%s", out)
+	multi := 0
+	for _, c := range allCommands {
+		name := strings.Join(c, " ")
+		help, _ := mustRun(t, 0, append(c, "--help")...)
+		flags := helpFlag.FindAllStringSubmatch(help, -1)
+		hasMulti := false
+		for _, m := range flags {
+			flag, typ := m[1], m[2]
+			if strings.Contains(flag, "-") {
+				t.Errorf("%s --help lists the hyphen spelling --%s:\n%s", name, flag, help)
+			}
+			if !strings.Contains(flag, "_") {
+				continue
+			}
+			hasMulti = true
+			multi++
+			value := map[string]string{"": "true", "int": "1", "string": "x"}[typ]
+			if value == "" {
+				t.Fatalf("%s --%s: no test value for type %q", name, flag, typ)
+			}
+			for _, spelling := range []string{flag, strings.ReplaceAll(flag, "_", "-")} {
+				args := append(append([]string(nil), c...), "--"+spelling+"="+value, "--help")
+				if code, _, errs := runTool(t, args...); code != 0 {
+					t.Errorf("kvtool %s: exit %d, want 0 (the flag is accepted)\n%s", strings.Join(args, " "), code, errs)
+				}
+				if typ != "" {
+					args = append(append([]string(nil), c...), "--"+spelling, value, "--help")
+					if code, _, errs := runTool(t, args...); code != 0 {
+						t.Errorf("kvtool %s: exit %d, want 0\n%s", strings.Join(args, " "), code, errs)
+					}
+				}
+			}
+		}
+		if hasMulti && !strings.Contains(help, flagConvention) {
+			t.Errorf("%s --help does not say how flags are spelled:\n%s", name, help)
+		}
 	}
+	if multi < 8 {
+		t.Errorf("found %d multi-word flags in the commands' help; the help format changed?", multi)
+	}
+	if out, _ := mustRun(t, 0, "--help"); !strings.Contains(out, flagConvention) {
+		t.Errorf("kvtool --help does not say how flags are spelled:\n%s", out)
+	}
+
+	// Both spellings do the same.
 	dir := buildStore(t, nil)
-	for _, bad := range []string{"--max-lenn", "--no-such-flag", "--no_such_flag"} {
+	log := oneFile(t, dir, ".log")
+	sst := oneFile(t, dir, ".sst")
+	for _, tc := range []struct {
+		args []string // with the flag as %s
+		flag string   // underscore spelling
+		want string   // in the output
+	}{
+		{[]string{"scan", "--limit=1", "%s=3", dir}, "--max_len", "key...(8 bytes)\tval...(10 bytes)\n"},
+		{[]string{"scan", "--limit=1", "%s", dir}, "--keys_only", "key00000\n"},
+		{[]string{"wal", "dump", "%s", log}, "--counts_only", "record 2: seq"},
+		{[]string{"sst", "dump", "--blocks", "%s", sst}, "--no_entries", "footer: offset"},
+	} {
+		var outs []string
+		for _, spelling := range []string{tc.flag, strings.ReplaceAll(tc.flag, "_", "-")} {
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.Replace(a, "%s", spelling, 1)
+			}
+			out, _ := mustRun(t, 0, args...)
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("kvtool %s: output lacks %q:\n%s", strings.Join(args, " "), tc.want, out)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%s and its hyphen spelling print differently:\n%s\n---\n%s", tc.flag, outs[0], outs[1])
+		}
+	}
+	if out, _ := mustRun(t, 0, "wal", "dump", "--counts-only", log); strings.Contains(out, " SET ") {
+		t.Errorf("wal dump --counts-only prints writes:\n%s", out)
+	}
+
+	// A flag's value is never taken for a flag: --prefix's value here is
+	// the key "--max-len", spelled like a flag.
+	mustRun(t, 0, "put", dir, "--", "--max-len", "v")
+	if out, _ := mustRun(t, 0, "scan", "--prefix", "--max-len", dir); out != "--max-len\tv\n" {
+		t.Errorf("scan --prefix --max-len: %q, want the key --max-len", out)
+	}
+
+	for _, bad := range []string{"--max-lenn", "--no-such-flag", "--no_such_flag", "--max__len"} {
 		if code, _, _ := runTool(t, "scan", bad, "1", dir); code != exitUsage {
 			t.Errorf("scan %s: exit %d, want %d", bad, code, exitUsage)
 		}
 	}
 }
 
-// TestWritesKeepTheStorePolicy: kvtool's writes use the policy of the
-// store's newest table (here a blocked Bloom filter of 14 bits per key),
-// not kvtool's default, unless --filter says otherwise.
+// newestTable returns the table of dir with the largest number: the one
+// the last write made.
+func newestTable(t *testing.T, dir string) string {
+	t.Helper()
+	tables := storeFiles(t, dir, ".sst")
+	if len(tables) == 0 {
+		t.Fatalf("%s holds no table", dir)
+	}
+	return tables[len(tables)-1]
+}
+
+// TestWritesKeepTheStorePolicy: the tables kvtool's writes make (here the
+// one a put or delete makes of the store's log when it opens it) get the
+// policy and budget of the store's own tables, not kvtool's default, unless
+// --filter says otherwise, which kvtool notes.
 func TestWritesKeepTheStorePolicy(t *testing.T) {
 	for _, tc := range []struct {
-		p    filter.Policy
-		flag string
-		want string
+		p     filter.Policy
+		cmd   []string // after DIR
+		flag  string
+		want  []string // in sst props of the new table
+		note  string   // in stderr
+		quiet bool     // stderr must be empty
 	}{
-		{filter.NewBlockedBloomPolicy(14), "", filter.BlockedBloomPolicyName},
-		{filter.NewBinaryFusePolicy(16), "", filter.BinaryFusePolicyName},
-		{filter.None, "", ""},
-		{filter.NewBlockedBloomPolicy(14), "--filter=leveldb:8", filter.LevelDBBloomPolicyName},
+		{filter.NewBlockedBloomPolicy(14), []string{"put", "new-key", "v"}, "",
+			[]string{"filter policy: " + filter.BlockedBloomPolicyName, "filter parameters: k=9,"}, "", true},
+		{filter.NewBlockedBloomPolicy(14), []string{"delete", "key00007"}, "",
+			[]string{"filter policy: " + filter.BlockedBloomPolicyName, "filter parameters: k=9,"}, "", true},
+		{filter.NewLevelDBBloomPolicy(7), []string{"put", "new-key", "v"}, "",
+			[]string{"filter policy: " + filter.LevelDBBloomPolicyName, "filter parameters: k=4,"}, "", true},
+		{filter.NewBinaryFusePolicy(16), []string{"put", "new-key", "v"}, "",
+			[]string{"filter policy: " + filter.BinaryFusePolicyName, "filter parameters: 16-bit fingerprints"}, "", true},
+		{filter.None, []string{"put", "new-key", "v"}, "",
+			[]string{"filter policy: none"}, "", true},
+		{filter.NewBlockedBloomPolicy(14), []string{"put", "new-key", "v"}, "--filter=leveldb:8",
+			[]string{"filter policy: " + filter.LevelDBBloomPolicyName, "filter parameters: k=5,"},
+			"kvtool put: note: --filter=leveldb:8 overrides the store's own filter policy (" + filter.BlockedBloomPolicyName + ", 14 bits/key): the tables this command writes get " + filter.LevelDBBloomPolicyName + ", 8 bits/key", false},
+		// kvbench's name for binary fuse filters.
+		{filter.NewBlockedBloomPolicy(14), []string{"put", "new-key", "v"}, "--filter=binaryfuse:8",
+			[]string{"filter policy: " + filter.BinaryFusePolicyName, "filter parameters: 8-bit fingerprints"}, "overrides", false},
+		// The store's own policy, given explicitly: nothing to note.
+		{filter.NewBlockedBloomPolicy(14), []string{"put", "new-key", "v"}, "--filter=blocked:14",
+			[]string{"filter policy: " + filter.BlockedBloomPolicyName, "filter parameters: k=9,"}, "", true},
 	} {
+		name := fmt.Sprintf("%s %s %s", tc.p.Name(), tc.cmd[0], tc.flag)
 		dir := buildStore(t, tc.p)
-		args := []string{"put", dir, "new-key", "new-value"}
+		args := append([]string{tc.cmd[0], dir}, tc.cmd[1:]...)
 		if tc.flag != "" {
 			args = append(args, tc.flag)
 		}
 		before := len(storeFiles(t, dir, ".sst"))
-		mustRun(t, 0, args...)
-		// The put's open replays the store's log (wal-a, wal-b) into a new
+		_, errs := mustRun(t, 0, args...)
+		if tc.quiet && errs != "" {
+			t.Errorf("%s: stderr %q, want none", name, errs)
+		}
+		if !strings.Contains(errs, tc.note) {
+			t.Errorf("%s: stderr %q, want %q", name, errs, tc.note)
+		}
+		// The open replays the store's log (wal-a, wal-b) into a new
 		// table: the newest table is kvtool's.
-		tables := storeFiles(t, dir, ".sst")
-		if len(tables) != before+1 {
-			t.Fatalf("kvtool put wrote %d tables, want 1", len(tables)-before)
+		if n := len(storeFiles(t, dir, ".sst")); n != before+1 {
+			t.Fatalf("%s: wrote %d tables, want 1", name, n-before)
 		}
-		newest := tables[len(tables)-1]
-		out, _ := mustRun(t, 0, "sst", "props", newest)
-		wantLine := "filter policy: " + tc.want
-		if tc.want == "" {
-			wantLine = "filter policy: none"
+		out, _ := mustRun(t, 0, "sst", "props", newestTable(t, dir))
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the table kvtool wrote lacks %q:\n%s", name, w, out)
+			}
 		}
-		if !strings.Contains(out, wantLine) {
-			t.Errorf("%s %s: the table kvtool wrote says:\n%s\nwant %q", tc.p.Name(), tc.flag, out, wantLine)
+	}
+}
+
+// TestCheckpointKeepsTheStorePolicy: the table checkpoint makes of the
+// store's log gets the store's own policy, as every table copied does.
+func TestCheckpointKeepsTheStorePolicy(t *testing.T) {
+	dir := buildStore(t, filter.NewBlockedBloomPolicy(14))
+	dest := filepath.Join(t.TempDir(), "copy")
+	mustRun(t, 0, "checkpoint", dir, dest)
+	tables := storeFiles(t, dest, ".sst")
+	if len(tables) != 2 {
+		t.Fatalf("the checkpoint holds %d tables, want the store's and one of its log", len(tables))
+	}
+	for _, sst := range tables {
+		out, _ := mustRun(t, 0, "sst", "props", sst)
+		if !strings.Contains(out, "filter policy: "+filter.BlockedBloomPolicyName) || !strings.Contains(out, "filter parameters: k=9,") {
+			t.Errorf("checkpoint table %s:\n%s", filepath.Base(sst), out)
+		}
+	}
+}
+
+// TestWritesKeepEachLevelsPolicy: a store made with a policy per level
+// (db.Options.LevelFilterPolicies) keeps them: the table a put makes at
+// level 0 gets level 0's policy, not that of the store's largest table.
+func TestWritesKeepEachLevelsPolicy(t *testing.T) {
+	dir := t.TempDir()
+	d, err := db.Open(dir, &db.Options{
+		FilterPolicy:        filter.NewBlockedBloomPolicy(14),
+		LevelFilterPolicies: []filter.Policy{filter.NewLevelDBBloomPolicy(8)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(from, to int) {
+		var b db.Batch
+		for i := from; i < to; i++ {
+			b.Put(key(i), value(i))
+		}
+		if err := d.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0, 2*numKeys)
+	if err := d.CompactRange(nil, nil); err != nil { // into level 1
+		t.Fatal(err)
+	}
+	put(0, numKeys/2)
+	if err := d.Flush(); err != nil { // level 0: it overlaps level 1
+		t.Fatal(err)
+	}
+	put(0, 3) // left in the log, which the put's open flushes
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sf := storeFilters(dir)
+	if got := describeFilter(sf.policy); got != filter.BlockedBloomPolicyName+", 14 bits/key" {
+		t.Errorf("store policy %s, want the largest table's, blocked at 14 bits/key", got)
+	}
+	if len(sf.levels) < 2 || describeFilter(sf.levels[0]) != filter.LevelDBBloomPolicyName+", 8 bits/key" ||
+		describeFilter(sf.levels[1]) != filter.BlockedBloomPolicyName+", 14 bits/key" {
+		lsm, _ := mustRun(t, 0, "lsm", dir)
+		t.Fatalf("level policies %v, want leveldb:8 at L0 and blocked:14 at L1\n%s", sf.levels, lsm)
+	}
+	before := len(storeFiles(t, dir, ".sst"))
+	mustRun(t, 0, "put", dir, "k", "v")
+	if n := len(storeFiles(t, dir, ".sst")); n != before+1 {
+		t.Fatalf("put wrote %d tables, want 1", n-before)
+	}
+	out, _ := mustRun(t, 0, "sst", "props", newestTable(t, dir))
+	if !strings.Contains(out, "filter policy: "+filter.LevelDBBloomPolicyName) || !strings.Contains(out, "filter parameters: k=5,") {
+		t.Errorf("the level-0 table put wrote:\n%s", out)
+	}
+}
+
+// TestInferredBudget: the budget kvtool infers is the one the store's
+// tables were made with, even where the measured bits per entry is off: a
+// table holding two versions of every key measures half its budget (a
+// filter counts a key once), and a small table measures far more.
+func TestInferredBudget(t *testing.T) {
+	for _, tc := range []struct {
+		p        filter.Policy
+		versions int // of each key
+		keys     int
+	}{
+		{filter.NewBlockedBloomPolicy(14), 2, numKeys},
+		{filter.NewBloomPolicy(14), 2, numKeys},
+		{filter.NewLevelDBBloomPolicy(20), 1, 5},
+		{filter.NewBlockedBloomPolicy(14), 1, 40},
+		{filter.NewBloomPolicy(6), 1, 5},
+	} {
+		name := fmt.Sprintf("%s, %d bits/key, %d versions of %d keys", tc.p.Name(), tc.p.(filter.BitsPerKeyer).BitsPerKey(), tc.versions, tc.keys)
+		dir := t.TempDir()
+		d, err := db.Open(dir, &db.Options{FilterPolicy: tc.p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := 0; v < tc.versions; v++ {
+			var b db.Batch
+			for i := 0; i < tc.keys; i++ {
+				b.Put(key(i), value(v))
+			}
+			if err := d.Write(&b, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		props, _ := mustRun(t, 0, "sst", "props", oneFile(t, dir, ".sst"))
+		m := regexp.MustCompile(`filter bits per key: ([0-9.]+)`).FindStringSubmatch(props)
+		if m == nil {
+			t.Fatalf("%s: no bits per key in\n%s", name, props)
+		}
+		budget := float64(tc.p.(filter.BitsPerKeyer).BitsPerKey())
+		if measured, _ := strconv.ParseFloat(m[1], 64); math.Abs(measured-budget) < 1 {
+			t.Fatalf("%s: the table measures %s bits per entry, near its budget: the case tests nothing", name, m[1])
+		}
+		got := storeFilters(dir).policy
+		if got.Name() != tc.p.Name() || got.(filter.BitsPerKeyer).BitsPerKey() != int(budget) {
+			t.Errorf("%s: inferred %s", name, describeFilter(got))
 		}
 	}
 }
@@ -325,7 +574,7 @@ func TestRepeatedPutsKeepTheBudget(t *testing.T) {
 		for _, k := range []string{"b", "c", "d", "e", "f"} {
 			mustRun(t, 0, "put", dir, k, "1")
 		}
-		got := storePolicy(dir)
+		got := storeFilters(dir).policy
 		want := filter.NewBloomPolicy(10)
 		if p != nil {
 			want = p

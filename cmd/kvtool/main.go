@@ -27,11 +27,25 @@
 // process has it open. lsm, sst, manifest, wal and check only read files
 // and take no lock.
 //
-// Flags are spelled with underscores, as kvbench's and db_bench's are
-// (--max_len); the same names with hyphens (--max-len) work too.
+// The tables kvtool's writes make (put and delete: the replayed log,
+// flushes, compactions; checkpoint: the table of the logs' writes) get the
+// store's own filter policies, read back from its tables level by level
+// (storeFilters), so a store kvbench made with --filter_policy=blocked
+// keeps blocked filters; --filter overrides them, with a note on stderr.
+//
+// sst, wal dump and manifest dump say so when given a file of another kind
+// ("X is not a log file: it is a table ..."), and report a file of their
+// kind that is damaged as damaged; a file of no recognisable kind counts
+// as damaged when its name is the store's name for the kind (*.sst, *.log,
+// MANIFEST-*).
+//
+// Multi-word flags are spelled with underscores, as kvbench's and
+// db_bench's are (--max_len); the same names with hyphens (--max-len) work
+// too. Help lists the underscore spellings.
 //
 // Exit status: 0 on success, 1 when the command fails (including a key
-// that is not found and any corruption found), 2 for a usage error.
+// that is not found, any corruption found and a file of the wrong kind),
+// 2 for a usage error.
 package main
 
 import (
@@ -108,10 +122,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 func topUsage(w io.Writer) {
 	fmt.Fprintf(w, "kvtool inspects and maintains bloomkv stores.\n\nusage: kvtool COMMAND [flags] ARGS\n\ncommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun \"kvtool COMMAND --help\" for a command's flags.\n"+
-		"Exit status: 0 success, 1 failure (not found, corruption, I/O), 2 usage error.\n")
+	fmt.Fprintf(w, "\nRun \"kvtool COMMAND --help\" for a command's flags.\n%s\n"+
+		"Exit status: 0 success, 1 failure (not found, corruption, a file of the\nwrong kind, I/O), 2 usage error.\n", flagConvention)
 }
 
 // cmdFlags is a subcommand's flag set with its synopsis and description.
@@ -119,6 +133,9 @@ type cmdFlags struct {
 	*flag.FlagSet
 	synopsis string // "kvtool get [flags] DIR KEY"
 	about    string // paragraph printed under the synopsis
+	// aliases are the hyphen spellings (max-len) of the multi-word flags,
+	// registered by addAliases and left out of the usage.
+	aliases map[string]bool
 }
 
 func newFlags(name, synopsis, about string) *cmdFlags {
@@ -127,48 +144,67 @@ func newFlags(name, synopsis, about string) *cmdFlags {
 	return &cmdFlags{FlagSet: fs, synopsis: synopsis, about: about}
 }
 
+// flagConvention is printed under the flags of every command that has
+// multi-word ones, and by kvtool --help.
+const flagConvention = "Multi-word flags are spelled with underscores, as in kvbench and db_bench\n(--max_len); the hyphen spellings (--max-len) work too."
+
+// usage prints the synopsis, the description and the flags, each flag
+// under its canonical (underscore) name only.
 func (f *cmdFlags) usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", f.synopsis, strings.TrimSpace(f.about))
-	n := 0
-	f.VisitAll(func(*flag.Flag) { n++ })
-	if n > 0 {
-		fmt.Fprintf(w, "\nflags:\n")
-		f.SetOutput(w)
-		f.PrintDefaults()
-		f.SetOutput(io.Discard)
+	var canonical []*flag.Flag
+	multiWord := false
+	f.VisitAll(func(fl *flag.Flag) {
+		if !f.aliases[fl.Name] {
+			canonical = append(canonical, fl)
+			multiWord = multiWord || strings.Contains(fl.Name, "_")
+		}
+	})
+	if len(canonical) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nflags:\n")
+	for _, fl := range canonical {
+		typ, text := flag.UnquoteUsage(fl)
+		line := "  --" + fl.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		switch {
+		case fl.DefValue == "" || fl.DefValue == "0" || fl.DefValue == "false":
+		case typ == "string":
+			text += fmt.Sprintf(" (default %q)", fl.DefValue)
+		default:
+			text += fmt.Sprintf(" (default %s)", fl.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(text, "\n", "\n    \t"))
+	}
+	if multiWord {
+		fmt.Fprintf(w, "\n%s\n", flagConvention)
 	}
 }
 
-// canonicalFlags returns args with every flag spelled with hyphens where
-// the flag set has it with underscores (--max-len for --max_len): kvtool's
-// flags, like kvbench's, use db_bench's underscores, and either spelling
-// works. Arguments after "--" are left alone.
-func (f *cmdFlags) canonicalFlags(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
-	for i, a := range out {
-		if a == "--" {
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
-		}
-		dashes := 1
-		if a[1] == '-' {
-			dashes = 2
-		}
-		name, value, hasValue := strings.Cut(a[dashes:], "=")
-		if f.Lookup(name) != nil || !strings.Contains(name, "-") {
-			continue
-		}
-		if alt := strings.ReplaceAll(name, "-", "_"); f.Lookup(alt) != nil {
-			out[i] = a[:dashes] + alt
-			if hasValue {
-				out[i] += "=" + value
-			}
-		}
+// addAliases registers, for every flag whose name has an underscore
+// (max_len), the same flag spelled with hyphens (max-len), sharing its
+// value: kvtool's flags, like kvbench's, use db_bench's underscores, and
+// either spelling works. The flag package then parses both itself, so a
+// flag's value is never mistaken for a flag name.
+func (f *cmdFlags) addAliases() {
+	if f.aliases != nil {
+		return
 	}
-	return out
+	f.aliases = map[string]bool{}
+	var multi []*flag.Flag
+	f.VisitAll(func(fl *flag.Flag) {
+		if strings.Contains(fl.Name, "_") {
+			multi = append(multi, fl)
+		}
+	})
+	for _, fl := range multi {
+		alias := strings.ReplaceAll(fl.Name, "_", "-")
+		f.Var(fl.Value, alias, fl.Usage)
+		f.aliases[alias] = true
+	}
 }
 
 // errHelp is returned by parse when --help was asked for and printed.
@@ -181,7 +217,7 @@ var errHelp = errors.New("help printed")
 // the usage to stderr and returns it. Callers turn the error into a status
 // with usageStatus.
 func (f *cmdFlags) parse(args []string, minArgs, maxArgs int, stdout, stderr io.Writer) ([]string, error) {
-	args = f.canonicalFlags(args)
+	f.addAliases()
 	var pos []string
 	for {
 		err := f.Parse(args)

@@ -15,7 +15,14 @@ func runManifest(args []string, stdout, stderr io.Writer) int {
 
 func runManifestDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("manifest dump", "kvtool manifest dump [flags] FILE|DIR",
-		"Prints every version edit of the MANIFEST FILE (or of the MANIFEST that\nDIR's CURRENT names): comparer, log and file numbers, last sequence, and\nthe tables each edit adds and deletes. Then it prints the version the edits\nbuild. A damaged record is reported, skipped, and gives exit status 1.")
+		`Prints every version edit of the MANIFEST FILE (or of the MANIFEST that
+DIR's CURRENT names): comparer, log and file numbers, last sequence, and
+the tables each edit adds and deletes. Then it prints the version the edits
+build. A damaged record is reported, skipped, and gives exit status 1, as
+does a MANIFEST without any version edit. A file that is not a MANIFEST
+is refused with exit status 1, saying what it is: a write-ahead log, a
+table, a CURRENT (give its directory instead), or, unless it is named
+MANIFEST-*, a file with no intact record of the log format.`)
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 64, "abbreviate keys longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
@@ -26,10 +33,14 @@ func runManifestDump(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "manifest dump", err)
 	}
+	if err := checkLogKind(path, kindManifest); err != nil {
+		return fail(stderr, "manifest dump", err)
+	}
 	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
 	b := manifest.NewBuilder(nil)
-	bad := 0
+	bad, records := 0, 0
 	dropped, err := forEachEdit(path, func(n int, e *manifest.VersionEdit, err error) {
+		records = n
 		if err != nil {
 			bad++
 			fmt.Fprintf(stdout, "record %d: ERROR %v\n", n, err)
@@ -50,6 +61,10 @@ func runManifestDump(args []string, stdout, stderr io.Writer) int {
 	if dropped > 0 {
 		bad++
 		fmt.Fprintf(stderr, "kvtool manifest dump: %s: %d damaged bytes skipped\n", path, dropped)
+	}
+	if records == 0 {
+		bad++
+		fmt.Fprintf(stderr, "kvtool manifest dump: %s holds no version edit\n", path)
 	}
 	v, err := b.Finish()
 	if err != nil {

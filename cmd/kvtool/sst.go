@@ -50,7 +50,13 @@ func (t *table) close() {
 
 func runSSTDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("sst dump", "kvtool sst dump [flags] FILE",
-		"Prints the entries of the table FILE in order, one per line as\nKEY#SEQ,KIND => VALUE. With --blocks it first lists every block: data\nblocks (offset, size, compression, index separator) and meta blocks.")
+		`Prints the entries of the table FILE in order, one per line as
+KEY#SEQ,KIND => VALUE. With --blocks it first lists every block: data
+blocks (offset, size, compression, index separator) and meta blocks. A
+separator is >= every key of its block and < every key of the next: the
+block's last entry (KEY#SEQ,KIND), or, when the writer could shorten it,
+a user key between the blocks that no entry has, printed as KEY (max
+sequence).`)
 	blocks := f.Bool("blocks", false, "list the blocks first")
 	noEntries := f.Bool("no_entries", false, "do not print the entries")
 	start := f.String("start", "", "start at this user key")

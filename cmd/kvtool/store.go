@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -210,24 +209,37 @@ func listStoreFiles(dir string) ([]storeFile, error) {
 	return out, nil
 }
 
-// errNotTable is wrapped by the error for a file that is not a table.
-var errNotTable = errors.New("not a table file")
-
-// checkTableMagic tells a file that is not a bloomkv table (too short for
-// a footer, or without the table magic number at its end) from a damaged
-// table, before the table reader reports either as corruption.
-func checkTableMagic(f *os.File, path string, size int64) error {
-	if size < sstable.FooterLen {
-		return fmt.Errorf("%s is %w: %d bytes, shorter than a table's %d-byte footer", path, errNotTable, size, sstable.FooterLen)
+// checkTableKind tells a file that is not a table from a damaged table,
+// before the table reader reports either as corruption. A file that ends
+// with the table magic number passes. Otherwise a file whose bytes show
+// another kind (a log, a MANIFEST, CURRENT) is not a table; a file whose
+// bytes show no kind is a damaged table when it is named *.sst or its
+// magic number is a few flipped bits away from the right one, and not a
+// table otherwise.
+func checkTableKind(f *os.File, path string, size int64) error {
+	m, long := tableMagicOf(f, size)
+	if long && m == sstable.TableMagic {
+		return nil
 	}
-	var magic [8]byte
-	if _, err := f.ReadAt(magic[:], size-8); err != nil {
+	s, err := sniffFile(path)
+	if err != nil {
 		return err
 	}
-	if binary.LittleEndian.Uint64(magic[:]) != sstable.TableMagic {
-		return fmt.Errorf("%s is %w: it does not end with the table magic number %q (ends with %q)", path, errNotTable, "bloomkv!", magic[:])
+	if s.kind == kindEmpty || s.kind == kindUnknown {
+		var damage string
+		if long {
+			damage = fmt.Sprintf("it does not end with the table magic number %#x (%q) but with %#x", sstable.TableMagic, "bloomkv!", m)
+		} else {
+			damage = fmt.Sprintf("%d bytes, shorter than a table's %d-byte footer", size, sstable.FooterLen)
+		}
+		if isTableName(path) || (long && nearTableMagic(m)) {
+			return base.CorruptionErrorf("damaged table: %s", damage)
+		}
+		if s.kind == kindUnknown {
+			return notA(path, "a table file", damage)
+		}
 	}
-	return nil
+	return notA(path, "a table file", s.describe())
 }
 
 // openTable opens the table file at path. With filters nil the reader
@@ -242,7 +254,7 @@ func openTable(path string, withFilters bool) (*sstable.Reader, *os.File, error)
 		f.Close()
 		return nil, nil, err
 	}
-	if err := checkTableMagic(f, path, fi.Size()); err != nil {
+	if err := checkTableKind(f, path, fi.Size()); err != nil {
 		f.Close()
 		return nil, nil, err
 	}

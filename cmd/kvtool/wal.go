@@ -18,7 +18,15 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 
 func runWALDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("wal dump", "kvtool wal dump [flags] FILE",
-		"Prints every record of the write-ahead log FILE (NNNNNN.log): its first\nsequence number, its count of writes and each write (SET key => value or\nDEL key), keys and values abbreviated. A damaged record (or damaged bytes\nskipped) is reported and gives exit status 1, as does a file with no\nrecord of the log format at all (not a log file); a torn tail, what a\ncrash while appending leaves, ends the log quietly.")
+		`Prints every record of the write-ahead log FILE (NNNNNN.log): its first
+sequence number, its count of writes and each write (SET key => value or
+DEL key), keys and values abbreviated. A damaged record, damaged bytes
+skipped, or a last record cut short (what a crash in mid-write leaves,
+and what opening the store drops) is reported and gives exit status 1.
+A file that is not a log is refused with exit status 1, saying what it
+is: a table, a MANIFEST, a CURRENT, or, unless it is named *.log (then it
+is a damaged log), a file with no intact record of the log format. An
+empty log (what a crash right after its creation leaves) is no error.`)
 	hexOut := f.Bool("hex", false, "print keys and values as hex")
 	maxLen := f.Int("max_len", 32, "abbreviate keys and values longer than this many bytes (0: print whole)")
 	countsOnly := f.Bool("counts_only", false, "print one line per record, without its writes")
@@ -26,17 +34,18 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageStatus(err)
 	}
+	path := pos[0]
+	if err := checkLogKind(path, kindWAL); err != nil {
+		return fail(stderr, "wal dump", err)
+	}
 	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
-	bad, markers := 0, 0
-	records, ops, dropped, err := forEachWALRecord(pos[0], func(n int, b *batch, err error) {
+	sum, err := forEachWALRecord(path, func(n int, b *batch, err error) {
 		if err != nil {
-			bad++
 			fmt.Fprintf(stdout, "record %d: ERROR %v\n", n, err)
-			fmt.Fprintf(stderr, "kvtool wal dump: %s record %d: %v\n", pos[0], n, err)
+			fmt.Fprintf(stderr, "kvtool wal dump: %s record %d: %v\n", path, n, err)
 			return
 		}
 		if b.marker != "" {
-			markers++
 			fmt.Fprintf(stdout, "record %d: %s\n", n, b.marker)
 			return
 		}
@@ -55,40 +64,74 @@ func runWALDump(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "wal dump", err)
 	}
-	if records == 0 && markers == 0 && bad == 0 && dropped > 0 {
-		return fail(stderr, "wal dump", fmt.Errorf("%s is not a log file: none of its %d bytes is a record of the write-ahead log format", pos[0], dropped))
-	}
-	fmt.Fprintf(stdout, "--- %d records, %d writes", records, ops)
-	if dropped > 0 {
-		fmt.Fprintf(stdout, ", %d damaged bytes skipped", dropped)
-		fmt.Fprintf(stderr, "kvtool wal dump: %s: %d damaged bytes skipped\n", pos[0], dropped)
+	fmt.Fprintf(stdout, "--- %d records, %d writes", sum.records, sum.ops)
+	for _, p := range sum.problems() {
+		fmt.Fprintf(stdout, ", %s", p)
+		fmt.Fprintf(stderr, "kvtool wal dump: %s: %s\n", path, p)
 	}
 	fmt.Fprintln(stdout)
-	if bad > 0 || dropped > 0 {
+	if !sum.ok() {
 		return exitFailure
 	}
 	return exitOK
 }
 
+// walSummary is what forEachWALRecord read.
+type walSummary struct {
+	records int // good batch records (not the header and end records of memtable switches)
+	ops     int // writes in them
+	bad     int // records that are damaged or do not decode
+	// damaged is the bytes the log reader skipped before the end of the
+	// log (the bad records' bytes); torn is the bytes at its end that
+	// are not a whole record, what a crash in mid-write leaves (and any
+	// damage there, which looks the same).
+	damaged, torn int64
+}
+
+// ok reports whether the log read without damage.
+func (s walSummary) ok() bool { return s.bad == 0 && s.damaged == 0 && s.torn == 0 }
+
+func (s walSummary) damagedText() string { return fmt.Sprintf("%d damaged bytes skipped", s.damaged) }
+func (s walSummary) tornText() string {
+	return fmt.Sprintf("the last %d bytes are a record cut short (a write torn by a crash, or damage; opening the store drops them)", s.torn)
+}
+
+// problems describes the bytes skipped.
+func (s walSummary) problems() []string {
+	var out []string
+	if s.damaged > 0 {
+		out = append(out, s.damagedText())
+	}
+	if s.torn > 0 {
+		out = append(out, s.tornText())
+	}
+	return out
+}
+
 // forEachWALRecord reads the log at path and calls fn with each record's
-// number (from 1) and decoded batch, or with its error. It returns the
-// number of good batch records (the header and end records of memtable
-// switches are passed to fn but not counted), of writes in them, the
-// bytes the log reader skipped as damaged, and an I/O error.
-func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records, ops int, dropped int64, err error) {
+// number (from 1) and decoded batch, or with its error. It returns what it
+// read and an I/O error.
+func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (walSummary, error) {
+	var sum walSummary
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, 0, err
+		return sum, err
 	}
 	defer f.Close()
 	r := wal.NewReader(f)
 	for n := 1; ; n++ {
+		before := r.DroppedBytes()
 		rec, err := r.Next()
 		if err == io.EOF {
-			return records, ops, r.DroppedBytes(), nil
+			// The reader drops a record cut short at the end of the log
+			// without an error: those are the bytes this last call
+			// dropped.
+			sum.torn = r.DroppedBytes() - before
+			sum.damaged = before
+			return sum, nil
 		}
 		if err != nil && !isCorruption(err) {
-			return records, ops, r.DroppedBytes(), err
+			return sum, err
 		}
 		var b *batch
 		if err == nil {
@@ -102,12 +145,13 @@ func forEachWALRecord(path string, fn func(n int, b *batch, err error)) (records
 			}
 		}
 		if err != nil {
+			sum.bad++
 			fn(n, nil, err)
 			continue
 		}
 		if b.marker == "" {
-			records++
-			ops += len(b.ops)
+			sum.records++
+			sum.ops += len(b.ops)
 		}
 		fn(n, b, nil)
 	}
