@@ -20,6 +20,7 @@ import (
 	"github.com/bloomkv/bloomkv/bench/workload"
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // benchKind says how a benchmark uses threads and which path line
@@ -99,6 +100,8 @@ var benchmarks = map[string]benchmark{
 		func(b *bench, t *thread) error { return b.readRandom(t, readPresent) }},
 	"compact": {"compact the whole key range (DB.CompactRange(nil, nil))", false, kindOther, false, oneOp,
 		func(b *bench, t *thread) error { return b.compact(t) }},
+	"waitforcompaction": {"wait until no flush or compaction runs and the tree needs none (RocksDB db_bench's name)", false, kindOther, false, oneOp,
+		func(b *bench, t *thread) error { t.ops = 1; return b.d.WaitForCompactions() }},
 	"flush": {"flush the memtable to a level-0 table", false, kindOther, false, oneOp,
 		func(b *bench, t *thread) error { t.ops = 1; return b.d.Flush() }},
 	"stats": {"print the store's metrics", false, kindOther, false, oneOp,
@@ -406,8 +409,15 @@ func (b *bench) runAll(steps []step) ([]*result, error) {
 	return results, nil
 }
 
+// open opens the store in b.dir. With --use_existing_db the store must
+// exist: a mistyped --db is an error, not a new empty store.
 func (b *bench) open() error {
-	d, err := db.Open(b.dir, b.cfg.options(b.policy))
+	o := b.cfg.options(b.policy)
+	o.ErrorIfMissing = b.cfg.useExisting
+	d, err := db.Open(b.dir, o)
+	if errors.Is(err, db.ErrDBMissing) {
+		return fmt.Errorf("--use_existing_db: no store at %s (no such directory, or no CURRENT file in it); check the path, or run a fill benchmark without --use_existing_db first", b.dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -434,7 +444,7 @@ func (b *bench) runOne(s step) (*result, error) {
 			if err := b.close(); err != nil {
 				return nil, err
 			}
-			if _, err := destroyStore(b.dir); err != nil {
+			if _, err := removeStore(b.dir); err != nil {
 				return nil, err
 			}
 		}
@@ -445,15 +455,11 @@ func (b *bench) runOne(s step) (*result, error) {
 		}
 	}
 	b.used = true
+	var waited time.Duration
 	if bm.kind == kindRead && b.cfg.waitCompactions {
-		// As db_bench does: the reads are measured on a settled tree, and
-		// the read-path counters are not mixed with a fill's compactions.
-		st := time.Now()
-		if err := b.d.WaitForCompactions(); err != nil {
-			return nil, fmt.Errorf("waiting for compactions: %w", err)
-		}
-		if w := time.Since(st); w > 10*time.Millisecond && !b.quiet {
-			fmt.Fprintf(b.errOut, "%s: waited %v for the compactions of what came before (--wait_for_compactions=false to not wait)\n", s.name, w.Round(time.Millisecond))
+		var err error
+		if waited, err = b.settle(s.name); err != nil {
+			return nil, err
 		}
 	}
 
@@ -465,7 +471,7 @@ func (b *bench) runOne(s step) (*result, error) {
 	for i := range threads {
 		threads[i] = newThread(b.cfg, s, i)
 	}
-	r := &result{Name: s.name, Kind: bm.kind, Threads: nthreads, before: b.d.Metrics()}
+	r := &result{Name: s.name, Kind: bm.kind, Threads: nthreads, WaitedForCompactions: waited, before: b.d.Metrics()}
 	prog := startProgress(b.errOut, s.name, int64(bm.ops(b.cfg)*nthreads), func() int64 {
 		var n int64
 		for _, t := range threads {
@@ -520,6 +526,23 @@ func (b *bench) runOne(s step) (*result, error) {
 	return r, nil
 }
 
+// settle waits, as db_bench does before its reads, until the store's
+// flushes and compactions are done, so that reads are measured on a
+// settled tree and the read-path counters are not mixed with the
+// compactions of what came before. It says so on errOut when the wait was
+// noticeable, and returns how long it waited.
+func (b *bench) settle(name string) (time.Duration, error) {
+	st := time.Now()
+	if err := b.d.WaitForCompactions(); err != nil {
+		return 0, fmt.Errorf("waiting for compactions: %w", err)
+	}
+	w := time.Since(st)
+	if w > 10*time.Millisecond && !b.quiet {
+		fmt.Fprintf(b.errOut, "%s: waited %v for the store's compactions (--wait_for_compactions=false to not wait)\n", name, w.Round(time.Millisecond))
+	}
+	return w, nil
+}
+
 // keyStream names the key stream a benchmark draws: its own, except for the
 // MultiGet benchmarks, which draw the keys of their Get counterparts so
 // the two compare on the same keys.
@@ -546,39 +569,101 @@ func streamSeed(seed uint64, name string) uint64 {
 	return h ^ h>>29
 }
 
-// destroyStore removes a store directory, refusing a directory that holds
-// files but no store (a mistyped --db must not wipe someone's files).
-// It reports whether it removed a store (a CURRENT file was there).
-func destroyStore(dir string) (removed bool, err error) {
+// storeFile reports whether name is a file a bloomkv store keeps in its
+// directory (the names package db gives them).
+func storeFile(name string) bool {
+	switch name {
+	case "CURRENT", "LOCK", "LOG", "LOG.old", "CHECKPOINT-INCOMPLETE":
+		return true
+	}
+	if n, ok := strings.CutPrefix(name, "MANIFEST-"); ok {
+		return allDigits(n)
+	}
+	num, ext, ok := strings.Cut(name, ".")
+	return ok && allDigits(num) && (ext == "log" || ext == "sst" || ext == "dbtmp")
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// removeStore removes the store in dir, as db_bench's DestroyDB does
+// before a fresh benchmark, and reports whether there was one. It leaves
+// dir itself, empty (it may be a mount point or a symbolic link), and a
+// missing or empty dir is no error. It removes nothing, and says why, when
+// dir holds anything but a store's files (a mistyped --db must not wipe
+// someone's files): an entry that is not a regular file with a store's
+// name, or no CURRENT. It takes the store's LOCK first, so a store that
+// another process has open is refused too.
+func removeStore(dir string) (removed bool, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("--db %s: %w", dir, err)
 	}
-	if len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
-			return false, fmt.Errorf("refusing to remove %s: it is not empty and holds no store (no CURRENT file)", dir)
+	if len(entries) == 0 {
+		return false, nil
+	}
+	current := false
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !storeFile(e.Name()) {
+			return false, fmt.Errorf("refusing to remove %s: it holds %s, which is not a bloomkv store's file (is --db right?)", dir, e.Name())
 		}
-		removed = true
+		current = current || e.Name() == "CURRENT"
 	}
-	return removed, os.RemoveAll(dir)
+	if !current {
+		return false, fmt.Errorf("refusing to remove %s: it holds files but no store (no CURRENT file)", dir)
+	}
+	lockPath := filepath.Join(dir, "LOCK")
+	lock, err := vfs.Default.Lock(lockPath)
+	if err != nil {
+		return false, fmt.Errorf("refusing to remove the store at %s: %w", dir, err)
+	}
+	defer func() {
+		if cerr := lock.Close(); err == nil {
+			err = cerr
+		}
+		if removed && err == nil {
+			err = os.Remove(lockPath)
+		}
+	}()
+	for _, e := range entries {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+	}
+	return true, nil
 }
+
+// usageError is a bad flag value: kvbench exits with status 2 for it, as
+// for a flag it does not know, and 1 for a failure of the run.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // run is kvbench without the subcommand: it runs --benchmarks and prints
 // the results to out, progress to errOut.
 func run(cfg *config, out, errOut io.Writer) error {
 	if err := cfg.validate(); err != nil {
-		return err
+		return usageError{err}
 	}
 	steps, err := parseBenchmarks(cfg.benchmarks)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	policy, err := cfg.policy()
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	dir := cfg.dbPath
 	if dir == "" {
@@ -589,20 +674,33 @@ func run(cfg *config, out, errOut io.Writer) error {
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "db")
 	} else if !cfg.useExisting {
-		removed, err := destroyStore(dir)
+		removed, err := removeStore(dir)
 		if err != nil {
 			return err
 		}
 		if removed {
-			fmt.Fprintf(errOut, "kvbench: removed the existing store at %s (--use_existing_db keeps and uses it)\n", dir)
+			fmt.Fprintf(errOut, "kvbench: removed the existing store at %s (use --use_existing_db to keep it)\n", dir)
 		}
-	} else if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
-		return fmt.Errorf("--use_existing_db: no store at %s (no CURRENT file); run a fill benchmark without --use_existing_db first, or check the path", dir)
 	}
-	printHeader(cfg, out, dir, policy)
+	b := &bench{cfg: cfg, dir: dir, policy: policy, out: out, errOut: errOut}
+	defer b.close()
+	var existing *storeInfo
 	if cfg.useExisting {
-		printExistingStore(out, dir)
+		// Open first: a missing store is an error before any output, and
+		// the header describes the store as this run finds it (its logs
+		// replayed into tables, its compactions done unless told not to
+		// wait).
+		if err := b.open(); err != nil {
+			return err
+		}
+		if cfg.waitCompactions {
+			if _, err := b.settle("open"); err != nil {
+				return err
+			}
+		}
+		existing = describeStore(dir)
 	}
+	printHeader(cfg, out, dir, policy, existing)
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -625,7 +723,6 @@ func run(cfg *config, out, errOut io.Writer) error {
 		}
 		defer trace.Stop()
 	}
-	b := &bench{cfg: cfg, dir: dir, policy: policy, out: out, errOut: errOut}
 	results, err := b.runAll(steps)
 	if cfg.memProfile != "" && err == nil {
 		err = writeHeapProfile(cfg.memProfile)
@@ -636,9 +733,12 @@ func run(cfg *config, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := &report{Config: cfg.jsonConfig(dir, policy), Results: results}
+	rep := &report{Config: cfg.jsonConfig(dir, policy), ExistingStore: existing, Results: results}
 
-	if i := comparisonEnd(steps); cfg.compare && i >= 0 && !filter.IsNone(policy) && !cfg.useExisting {
+	i := comparisonEnd(steps)
+	if cfg.compare && i >= 0 && cfg.reads == 0 {
+		fmt.Fprintf(errOut, "no comparison with and without the filter: --reads=0 leaves readmissing nothing to time\n")
+	} else if cfg.compare && i >= 0 && !filter.IsNone(policy) && !cfg.useExisting {
 		fe, err := compareNoFilter(cfg, policy, steps, i, out, errOut)
 		if err != nil {
 			return fmt.Errorf("no-filter comparison: %w", err)

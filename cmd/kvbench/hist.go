@@ -19,9 +19,11 @@ const histBuckets = (64 - histSubBits + 1) << histSubBits
 // histogram records latencies in nanoseconds in log-linear buckets: fixed
 // memory whatever the number of operations, cheap to merge across threads,
 // and percentiles within 1.6% of the exact value. Count, sum, min and max
-// are exact.
+// are exact, and so are the counts of db_bench's rows (dbBenchLimits),
+// which are kept beside the buckets.
 type histogram struct {
-	counts [histBuckets]uint32
+	counts [histBuckets]uint64
+	rows   [len(dbBenchLimits) + 1]uint64 // rows[r]: values in [dbBenchLimits[r-1], dbBenchLimits[r]) ns
 	n      int64
 	sum    float64
 	sumSq  float64
@@ -51,7 +53,9 @@ func bucketBounds(b int) (lo, hi int64) {
 
 func (h *histogram) add(d time.Duration) {
 	v := int64(d)
-	h.counts[bucketOf(v)]++
+	b := bucketOf(v)
+	h.counts[b]++
+	h.rows[rowOf(b, v)]++
 	h.n++
 	f := float64(v)
 	h.sum += f
@@ -66,6 +70,9 @@ func (h *histogram) merge(o *histogram) {
 	}
 	for i, c := range o.counts {
 		h.counts[i] += c
+	}
+	for i, c := range o.rows {
+		h.rows[i] += c
 	}
 	h.n += o.n
 	h.sum += o.sum
@@ -109,66 +116,87 @@ func (h *histogram) stddev() float64 {
 	return math.Sqrt(max(h.sumSq/float64(h.n)-m*m, 0))
 }
 
-// dbBenchLimits are the upper limits, in microseconds, of the rows of
-// db_bench's histogram table: 1 to 10, then 12, 14, 16, 18, 20, 25, 30, 35,
-// 40, 45, 50, 60, 70, 80, 90 times each power of ten, up to 1e10 µs.
-var dbBenchLimits = func() []float64 {
-	var l []float64
-	for i := 1; i <= 10; i++ {
-		l = append(l, float64(i))
+// dbBenchLimits are the upper limits, in nanoseconds, of the rows of
+// db_bench's histogram table, which it gives in microseconds: 1 to 10, then
+// 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90 and 100 times
+// each power of ten from 1 to 1e9, up to 1e10 µs (2.8 hours). A last row
+// holds what lies beyond.
+var dbBenchLimits = [154]int64(func() []int64 {
+	var l []int64
+	for i := int64(1); i <= 10; i++ {
+		l = append(l, i*1000)
 	}
-	for p := 10.0; p < 1e10; p *= 10 {
-		for _, m := range []float64{1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10} {
+	for p := int64(1000); p <= 1e11; p *= 10 {
+		for _, m := range []int64{12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100} {
 			l = append(l, m*p)
 		}
 	}
 	return l
+}())
+
+// bucketRow[b] is the row of dbBenchLimits that holds the smallest value of
+// bucket b. A bucket spans less than 1/64 of its values and two limits
+// are at least 1/9 apart, so a value of bucket b lies in that row or the
+// next: rowOf needs one comparison.
+var bucketRow = func() (rows [histBuckets]uint8) {
+	for b := range rows {
+		lo, _ := bucketBounds(b)
+		rows[b] = uint8(sort.Search(len(dbBenchLimits), func(r int) bool { return lo < dbBenchLimits[r] }))
+	}
+	return rows
 }()
 
-// dbBenchString renders the histogram as db_bench's --histogram does: the
-// summary (count, average, standard deviation, min, median, max and
-// percentiles, in microseconds) and the table of rows [lo, hi) with the
-// count, its share, the cumulative share and a bar of '#'. Rows follow
-// db_bench's limits; each of the histogram's own (finer) buckets goes to
-// the row holding its midpoint, and empty rows are left out.
-func (h *histogram) dbBenchString() string {
+// rowOf is the row of dbBenchLimits holding v, which is in bucket b.
+func rowOf(b int, v int64) int {
+	r := int(bucketRow[b])
+	if r < len(dbBenchLimits) && v >= dbBenchLimits[r] {
+		r++
+	}
+	return r
+}
+
+// rowBounds returns row r's limits in microseconds, hi = +Inf for the last.
+func rowBounds(r int) (lo, hi float64) {
+	if r > 0 {
+		lo = float64(dbBenchLimits[r-1]) / 1e3
+	}
+	hi = math.Inf(1)
+	if r < len(dbBenchLimits) {
+		hi = float64(dbBenchLimits[r]) / 1e3
+	}
+	return lo, hi
+}
+
+// dbBenchString renders the histogram as db_bench's --histogram does,
+// under the title "Microseconds per <unit>:" (op, or call for the
+// benchmarks that time a call of many ops): the summary (count, average,
+// standard deviation, min, median, max and RocksDB's percentile line, in
+// microseconds) and the table of rows [lo, hi) with the count, its share,
+// the cumulative share and a bar of '#' (20 for 100%), empty rows left
+// out, then a blank line.
+func (h *histogram) dbBenchString(unit string) string {
 	if h == nil || h.n == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Microseconds per op:\n")
+	fmt.Fprintf(&b, "Microseconds per %s:\n", unit)
 	fmt.Fprintf(&b, "Count: %d  Average: %.4f  StdDev: %.2f\n", h.n, h.mean()/1e3, h.stddev()/1e3)
 	fmt.Fprintf(&b, "Min: %.4f  Median: %.4f  Max: %.4f\n", us(time.Duration(h.min)), us(h.percentile(0.5)), us(time.Duration(h.max)))
 	fmt.Fprintf(&b, "Percentiles: P50: %.2f P75: %.2f P99: %.2f P99.9: %.2f P99.99: %.2f\n",
 		us(h.percentile(0.5)), us(h.percentile(0.75)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.percentile(0.9999)))
 	fmt.Fprintf(&b, "------------------------------------------------------\n")
-	rows := make([]int64, len(dbBenchLimits)+1)
-	for i, c := range h.counts {
+	var cum uint64
+	for r, c := range h.rows {
 		if c == 0 {
 			continue
 		}
-		lo, hi := bucketBounds(i)
-		mid := float64(lo+hi) / 2 / 1e3
-		rows[sort.SearchFloat64s(dbBenchLimits, math.Nextafter(mid, math.Inf(1)))] += int64(c)
-	}
-	var cum int64
-	for r, c := range rows {
-		if c == 0 {
-			continue
-		}
-		lo := 0.0
-		if r > 0 {
-			lo = dbBenchLimits[r-1]
-		}
-		hi := math.Inf(1)
-		if r < len(dbBenchLimits) {
-			hi = dbBenchLimits[r]
-		}
+		lo, hi := rowBounds(r)
 		cum += c
-		share := 100 * float64(c) / float64(h.n)
-		fmt.Fprintf(&b, "[ %7.0f, %7.0f ) %7d %7.3f%% %7.3f%% %s\n", lo, hi, c, share, 100*float64(cum)/float64(h.n),
-			strings.Repeat("#", int(math.Round(share/5))))
+		share := float64(c) / float64(h.n)
+		fmt.Fprintf(&b, "[ %7.0f, %7.0f ) %7d %7.3f%% %7.3f%% %s\n", lo, hi, c, 100*share, 100*float64(cum)/float64(h.n),
+			strings.Repeat("#", int(20*share+0.5)))
 	}
+	b.WriteString("\n")
 	return b.String()
 }
 
@@ -202,10 +230,4 @@ func (h *histogram) summary() *latencySummary {
 		P999:   us(h.percentile(0.999)),
 		Max:    us(time.Duration(h.max)),
 	}
-}
-
-// String is the line --histogram prints under a result.
-func (s *latencySummary) String() string {
-	return fmt.Sprintf("latency µs: p50 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (count %d, avg %.3f, stddev %.3f, min %.3f)",
-		s.P50, s.P95, s.P99, s.P999, s.Max, s.Count, s.Mean, s.StdDev, s.Min)
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +23,8 @@ import (
 	"github.com/golang/snappy"
 
 	"github.com/bloomkv/bloomkv/bench/workload"
+	"github.com/bloomkv/bloomkv/db"
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 func TestFormatKey(t *testing.T) {
@@ -155,10 +158,11 @@ func TestResultLine(t *testing.T) {
 }
 
 var (
-	lineRE     = regexp.MustCompile(`^(\S+)\s*: +(\d+\.\d{3}) micros/op;(?: +(\d+\.\d) MB/s)?(?: \((\d+) of (\d+) found\))?(?: \[(\d+) threads, (\d+) ops/s\])?$`)
-	readPathRE = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%$`)
-	writeRE    = regexp.MustCompile(`^\s+write path: WAL \d+\.\d MiB \(\d+ syncs\), \d+ flushes .*; (\d+) tables \((\d+) in L0, .*\)`)
-	latencyRE  = regexp.MustCompile(`^\s+latency µs: p50 (\d+\.\d+)  p95 (\d+\.\d+)  p99 (\d+\.\d+)  p99\.9 (\d+\.\d+)  max (\d+\.\d+)`)
+	lineRE      = regexp.MustCompile(`^(\S+)\s*: +(\d+\.\d{3}) micros/op;(?: +(\d+\.\d) MB/s)?(?: \((\d+) of (\d+) found\))?(?: \[(\d+) threads, (\d+) ops/s\])?$`)
+	readPathRE  = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
+	writeRE     = regexp.MustCompile(`^\s+write path: WAL \d+\.\d MiB \(\d+ syncs\), \d+ flushes \(\d+\.\d MiB\), \d+ compactions \(read \d+\.\d MiB, wrote \d+\.\d MiB\), write amp \d+\.\d\d, \d+ stalls; (\d+) tables \((\d+) in L0, .*\)`)
+	histTitleRE = regexp.MustCompile(`^Microseconds per (op|call \(\S+ ops per call\)):$`)
+	histCountRE = regexp.MustCompile(`^Count: (\d+)  Average: \d+\.\d{4}  StdDev: \d+\.\d\d$`)
 )
 
 // parsed is one benchmark's lines of kvbench output.
@@ -170,7 +174,8 @@ type parsed struct {
 	hasFound    bool
 	readPath    []string
 	writePath   bool
-	latency     []string
+	histTitle   string // the histogram's unit ("op", "call (...)")
+	histCount   int    // its Count
 	fpRate      float64
 	blocksPerOp float64
 }
@@ -200,9 +205,11 @@ func parseOutput(t *testing.T, out string) []*parsed {
 			cur.blocksPerOp, _ = strconv.ParseFloat(m[4], 64)
 		} else if writeRE.MatchString(line) {
 			cur.writePath = true
-		} else if m := latencyRE.FindStringSubmatch(line); m != nil {
-			cur.latency = m[1:]
-		} else if strings.Contains(line, "read path:") || strings.Contains(line, "latency") || strings.Contains(line, "write path:") {
+		} else if m := histTitleRE.FindStringSubmatch(line); m != nil {
+			cur.histTitle = m[1]
+		} else if m := histCountRE.FindStringSubmatch(line); m != nil {
+			cur.histCount, _ = strconv.Atoi(m[1])
+		} else if strings.Contains(line, "read path:") || strings.Contains(line, "Microseconds per") || strings.Contains(line, "write path:") || strings.HasPrefix(line, "Count:") {
 			t.Errorf("line does not parse: %q", line)
 		}
 	}
@@ -223,7 +230,7 @@ func TestEveryBenchmark(t *testing.T) {
 	cfg.jsonPath = filepath.Join(dir, "out.json")
 	order := []string{"fillseq", "fillrandom", "fillsync", "fillbatch", "fill100K", "fillrandom", "overwrite", "flush",
 		"readseq", "readreverse", "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting",
-		"multiget", "multimissing", "compact", "readrandom", "stats", "deleteseq", "readrandom", "fillseq", "deleterandom"}
+		"multiget", "multimissing", "compact", "waitforcompaction", "readrandom", "stats", "deleteseq", "readrandom", "fillseq", "deleterandom"}
 	for n := range benchmarks {
 		if !slices.Contains(order, n) {
 			t.Fatalf("benchmark %s missing from the test", n)
@@ -259,8 +266,26 @@ func TestEveryBenchmark(t *testing.T) {
 				t.Errorf("%s: no write-path line", r.name)
 			}
 		}
-		if bm.kind != kindOther && r.latency == nil {
-			t.Errorf("%s: no latency line with --histogram", r.name)
+		if bm.kind != kindOther {
+			// One histogram sample per op, or per call for the benchmarks
+			// that time a call of many ops.
+			wantTitle, wantCount := "op", cfg.reads*cfg.threads
+			calls := cfg.threads * ((cfg.reads + cfg.batchSize - 1) / cfg.batchSize)
+			switch r.name {
+			case "fillseq", "fillrandom", "overwrite", "deleteseq", "deleterandom":
+				wantCount = cfg.num
+			case "fillsync":
+				wantCount = cfg.num / 100
+			case "fill100K":
+				wantCount = cfg.num / 1000
+			case "fillbatch":
+				wantTitle, wantCount = "call (1000 ops per call)", cfg.num/1000
+			case "multiget", "multimissing":
+				wantTitle, wantCount = fmt.Sprintf("call (%.4g ops per call)", float64(cfg.reads*cfg.threads)/float64(calls)), calls
+			}
+			if r.histTitle != wantTitle || r.histCount != wantCount {
+				t.Errorf("%s: histogram of %d samples per %q, want %d per %q", r.name, r.histCount, r.histTitle, wantCount, wantTitle)
+			}
 		}
 		switch r.name {
 		case "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting", "multiget", "multimissing":
@@ -396,43 +421,6 @@ func TestDefaultSuite(t *testing.T) {
 	}
 }
 
-func TestUseExistingDB(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "db")
-	cfg := defaultConfig()
-	cfg.num, cfg.benchmarks, cfg.dbPath = 2000, "fillseq", dir
-	if err := run(cfg, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	cfg = defaultConfig()
-	cfg.num, cfg.reads, cfg.benchmarks, cfg.dbPath, cfg.useExisting = 2000, 500, "fillrandom,readrandom", dir, true
-	var out bytes.Buffer
-	if err := run(cfg, &out, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "fillrandom   : skipped (--use_existing_db)") {
-		t.Errorf("fillrandom not skipped:\n%s", out.String())
-	}
-	res := parseOutput(t, out.String())
-	if len(res) != 1 || res[0].found != 500 {
-		t.Errorf("readrandom on the existing store: %+v", res)
-	}
-}
-
-func TestDestroyStoreRefusesOtherDirectories(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := defaultConfig()
-	cfg.num, cfg.benchmarks, cfg.dbPath = 100, "fillseq", dir
-	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "refusing") {
-		t.Errorf("run over a non-store directory: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "precious.txt")); err != nil {
-		t.Errorf("file removed: %v", err)
-	}
-}
-
 func TestBadFlags(t *testing.T) {
 	for _, mod := range []func(*config){
 		func(c *config) { c.benchmarks = "fillseq,nonesuch" },
@@ -474,64 +462,205 @@ func TestEveryPolicy(t *testing.T) {
 	}
 }
 
-// TestHistogramTable checks db_bench's histogram output against the exact
-// samples: the summary's count, average, min and max; each row's count
-// against the samples whose value lies in the row, up to those within the
-// buckets' 1.6% resolution of its limits; and the cumulative share.
-func TestHistogramTable(t *testing.T) {
+// histModel is the brute-force model of a histogram: every sample kept.
+type histModel []int64 // nanoseconds, sorted once filled
+
+func (m histModel) mean() float64 {
+	var sum int64
+	for _, v := range m {
+		sum += v
+	}
+	return float64(sum) / float64(len(m))
+}
+
+func (m histModel) stddev() float64 {
+	mean := m.mean()
+	var ss float64
+	for _, v := range m {
+		ss += (float64(v) - mean) * (float64(v) - mean)
+	}
+	return math.Sqrt(ss / float64(len(m)))
+}
+
+// rank returns the sample below which a fraction p of the samples fall:
+// the ceil(p*n)-th smallest.
+func (m histModel) rank(p float64) int64 {
+	r := min(max(int(math.Ceil(p*float64(len(m)))), 1), len(m))
+	return m[r-1]
+}
+
+// dbBenchRows counts the samples in each of db_bench's rows, [lo, hi)
+// microseconds, by testing each sample against each row.
+func (m histModel) dbBenchRows() map[[2]float64]int {
+	rows := map[[2]float64]int{}
+	lo := 0.0
+	limits := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for p := 10.0; p <= 1e9; p *= 10 {
+		for _, k := range []float64{1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10} {
+			limits = append(limits, math.Round(k*p))
+		}
+	}
+	limits = append(limits, math.Inf(1))
+	for _, hi := range limits {
+		for _, v := range m {
+			if us := float64(v) / 1e3; us >= lo && us < hi {
+				rows[[2]float64{lo, hi}]++
+			}
+		}
+		lo = hi
+	}
+	return rows
+}
+
+// TestHistogramAgainstModel checks every figure of db_bench's histogram
+// output against a brute-force model that keeps every sample: count, min
+// and max exactly; average and standard deviation to the printed digits;
+// each percentile in the same bucket (1/64 wide) as the exact sample of
+// its rank; each row's count exactly, with its share, cumulative share and
+// bar. The samples span every scale (0 ns to hours), with ties on row
+// limits, and are added to three histograms that are then merged.
+func TestHistogramAgainstModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
+	var model histModel
+	for i := range 60000 {
+		var v int64
+		switch i % 4 {
+		case 0: // 50 ns to 1 s, log-uniform
+			v = int64(math.Exp(rng.Float64()*math.Log(2e7)) * 50)
+		case 1: // below the first row limit, the exact buckets included
+			v = rng.Int64N(1200)
+		case 2: // on and next to db_bench's row limits
+			lim := []int64{1000, 2000, 9000, 10000, 12000, 14000, 25000, 100000, 120000, 1e6, 35e6}[rng.IntN(11)]
+			v = lim + rng.Int64N(3) - 1
+		case 3: // a long tail: up to 10^4 seconds, beyond the last row limit
+			v = int64(math.Exp(rng.Float64()*math.Log(1e13))) + 1
+		}
+		model = append(model, v)
+	}
+	hs := []*histogram{newHistogram(), newHistogram(), newHistogram()}
+	for i, v := range model {
+		hs[i%3].add(time.Duration(v))
+	}
 	h := newHistogram()
-	var all []float64 // microseconds
-	for range 50000 {
-		d := time.Duration(math.Exp(rng.Float64()*math.Log(2e7)) * 50) // 50 ns to 1 s, log-uniform
-		h.add(d)
-		all = append(all, float64(d)/1e3)
+	for _, o := range hs {
+		h.merge(o)
 	}
-	out := h.dbBenchString()
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.HasPrefix(lines[1], fmt.Sprintf("Count: %d  Average: %.4f", len(all), h.mean()/1e3)) {
-		t.Errorf("summary line %q", lines[1])
+	slices.Sort(model)
+	n := len(model)
+
+	out := h.dbBenchString("op")
+	lines := strings.Split(out, "\n")
+	if lines[0] != "Microseconds per op:" || !strings.HasSuffix(out, "\n\n") {
+		t.Errorf("title %q, or no blank line at the end", lines[0])
 	}
-	slices.Sort(all)
-	if want := fmt.Sprintf("Min: %.4f", all[0]); !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], fmt.Sprintf("Max: %.4f", all[len(all)-1])) {
-		t.Errorf("min/max line %q, want min %.4f max %.4f", lines[2], all[0], all[len(all)-1])
+	var count int
+	var avg, sd, minV, med, maxV float64
+	if _, err := fmt.Sscanf(lines[1], "Count: %d  Average: %f  StdDev: %f", &count, &avg, &sd); err != nil {
+		t.Fatalf("summary %q: %v", lines[1], err)
 	}
-	if !strings.HasPrefix(lines[3], "Percentiles: P50:") || !strings.Contains(lines[3], "P99.99:") {
-		t.Errorf("percentiles line %q", lines[3])
+	if _, err := fmt.Sscanf(lines[2], "Min: %f  Median: %f  Max: %f", &minV, &med, &maxV); err != nil {
+		t.Fatalf("summary %q: %v", lines[2], err)
 	}
-	rowRE := regexp.MustCompile(`^\[\s*(\S+),\s*(\S+) \)\s+(\d+)\s+(\S+)%\s+(\S+)%`)
-	var total int
-	var lastCum float64
-	for _, l := range lines[5:] {
+	if count != n {
+		t.Errorf("Count %d, want %d", count, n)
+	}
+	if want := model.mean() / 1e3; math.Abs(avg-want) > 0.00005+1e-9*want {
+		t.Errorf("Average %.4f, want %.4f", avg, want)
+	}
+	if want := model.stddev() / 1e3; math.Abs(sd-want) > 0.005+1e-9*want {
+		t.Errorf("StdDev %.2f, want %.2f", sd, want)
+	}
+	if want := fmt.Sprintf("Min: %.4f", float64(model[0])/1e3); !strings.HasPrefix(lines[2], want) {
+		t.Errorf("%q, want %s", lines[2], want)
+	}
+	if want := fmt.Sprintf("Max: %.4f", float64(model[n-1])/1e3); !strings.HasSuffix(lines[2], want) {
+		t.Errorf("%q, want %s", lines[2], want)
+	}
+	wantPct := "Percentiles:"
+	for _, p := range []struct {
+		name string
+		p    float64
+	}{{"P50", 0.5}, {"P75", 0.75}, {"P99", 0.99}, {"P99.9", 0.999}, {"P99.99", 0.9999}} {
+		got, exact := int64(h.percentile(p.p)), model.rank(p.p)
+		if bucketOf(got) != bucketOf(exact) {
+			lo, hi := bucketBounds(bucketOf(exact))
+			t.Errorf("%s = %d ns, exact %d ns: not in its bucket [%d, %d]", p.name, got, exact, lo, hi)
+		}
+		wantPct += fmt.Sprintf(" %s: %.2f", p.name, float64(got)/1e3)
+	}
+	if lines[3] != wantPct {
+		t.Errorf("percentiles %q\nwant        %q", lines[3], wantPct)
+	}
+	if want := fmt.Sprintf("Median: %.4f", float64(h.percentile(0.5))/1e3); !strings.Contains(lines[2], want) {
+		t.Errorf("%q, want %s", lines[2], want)
+	}
+
+	rows := model.dbBenchRows()
+	rowRE := regexp.MustCompile(`^\[ +(\S+), +(\S+) \) +(\d+) +(\S+)% +(\S+)% (#*)$`)
+	cum := 0
+	for _, l := range lines[5 : len(lines)-2] {
 		m := rowRE.FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("row %q", l)
 		}
 		lo, _ := strconv.ParseFloat(m[1], 64)
 		hi, _ := strconv.ParseFloat(m[2], 64)
-		n, _ := strconv.Atoi(m[3])
-		cum, _ := strconv.ParseFloat(m[5], 64)
-		exact, near := 0, 0
-		for _, v := range all {
-			if v >= lo && v < hi {
-				exact++
-			}
-			if math.Abs(v-lo) <= 0.02*lo || math.Abs(v-hi) <= 0.02*hi {
-				near++
-			}
+		c, _ := strconv.Atoi(m[3])
+		want := rows[[2]float64{lo, hi}]
+		delete(rows, [2]float64{lo, hi})
+		if c != want || c == 0 {
+			t.Errorf("row [%g, %g): %d, the model %d", lo, hi, c, want)
 		}
-		if d := n - exact; d > near || -d > near {
-			t.Errorf("row [%g, %g): %d, exact %d (%d samples near its limits)", lo, hi, n, exact, near)
+		cum += want
+		if share := fmt.Sprintf("%.3f", 100*float64(want)/float64(n)); m[4] != share {
+			t.Errorf("row [%g, %g): share %s%%, want %s%%", lo, hi, m[4], share)
 		}
-		total += n
-		if cum < lastCum {
-			t.Errorf("cumulative share falls at row %q", l)
+		if cs := fmt.Sprintf("%.3f", 100*float64(cum)/float64(n)); m[5] != cs {
+			t.Errorf("row [%g, %g): cumulative %s%%, want %s%%", lo, hi, m[5], cs)
 		}
-		lastCum = cum
+		if bar := int(math.Round(20 * float64(want) / float64(n))); len(m[6]) != bar {
+			t.Errorf("row [%g, %g): %d marks, want %d", lo, hi, len(m[6]), bar)
+		}
 	}
-	if total != len(all) || math.Abs(lastCum-100) > 0.001 {
-		t.Errorf("rows hold %d of %d samples, cumulative %.3f%%", total, len(all), lastCum)
+	for r, c := range rows {
+		if c > 0 {
+			t.Errorf("row [%g, %g) with %d samples not printed", r[0], r[1], c)
+		}
 	}
+	if cum != n {
+		t.Errorf("rows hold %d of %d samples", cum, n)
+	}
+}
+
+// TestMain runs kvbench's main instead of the tests when
+// KVBENCH_TEST_MAIN=1, so that a test can run the command as a process of
+// its own (exit status, stdout, stderr) without building it first.
+func TestMain(m *testing.M) {
+	if os.Getenv("KVBENCH_TEST_MAIN") == "1" {
+		os.Args = append([]string{"kvbench"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// kvbenchCmd runs kvbench with args as a separate process and returns its
+// output and exit status.
+func kvbenchCmd(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "KVBENCH_TEST_MAIN=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		status = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("kvbench %v: %v", args, err)
+	}
+	return o.String(), e.String(), status
 }
 
 // TestFoundFractionAcrossProcesses: readrandom draws keys by its own name
@@ -549,9 +678,12 @@ func TestFoundFractionAcrossProcesses(t *testing.T) {
 				continue
 			}
 			got := float64(r.found) / float64(r.ops)
-			// Binomial spread over 20,000 draws is 0.34%; 2% covers it.
+			// The fraction of keys written has a spread of about 0.25%
+			// around 1-1/e, and readrandom's draws add 0.34% (0.24% with two
+			// threads): 2% is over four standard deviations. Keys that
+			// followed the writes found 100%.
 			if math.Abs(got-want) > 0.02 {
-				t.Errorf("%s: readrandom found %d of %d (%.1f%%), want about %.1f%%", name, r.found, r.ops, 100*got, 100*want)
+				t.Errorf("%s: readrandom found %d of %d (%.1f%%), want %.1f%% ± 2%%", name, r.found, r.ops, 100*got, 100*want)
 			}
 			return
 		}
@@ -567,68 +699,360 @@ func TestFoundFractionAcrossProcesses(t *testing.T) {
 		check(fmt.Sprintf("one process, %d threads", threads), out.String())
 
 		dir := filepath.Join(t.TempDir(), "db")
-		cfg = defaultConfig()
-		cfg.num, cfg.benchmarks, cfg.dbPath, cfg.compare = num, "fillrandom", dir, false
+		if _, stderr, status := kvbenchCmd(t, "--db="+dir, "--benchmarks=fillrandom", fmt.Sprint("--num=", num)); status != 0 {
+			t.Fatalf("fillrandom: status %d\n%s", status, stderr)
+		}
+		stdout, stderr, status := kvbenchCmd(t, "--use_existing_db", "--db="+dir, "--benchmarks=readrandom", fmt.Sprint("--num=", num), fmt.Sprint("--threads=", threads))
+		if status != 0 {
+			t.Fatalf("readrandom: status %d\n%s", status, stderr)
+		}
+		check(fmt.Sprintf("two processes, %d threads", threads), stdout)
+	}
+}
+
+// TestUseExistingDBMissing: a mistyped --db with --use_existing_db fails
+// with status 1 and a message naming the path, before printing anything,
+// and creates nothing; the hyphen spelling of the flag does the same.
+func TestUseExistingDBMissing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	for _, flag := range []string{"--use_existing_db", "--use-existing-db", "-use_existing_db=true"} {
+		stdout, stderr, status := kvbenchCmd(t, flag, "--db="+dir, "--benchmarks=readrandom", "--num=100")
+		if status != 1 || stdout != "" {
+			t.Errorf("%s on a missing store: status %d, stdout %q", flag, status, stdout)
+		}
+		if want := "kvbench: --use_existing_db: no store at " + dir + " "; !strings.HasPrefix(stderr, want) {
+			t.Errorf("%s on a missing store: stderr %q, want it to start %q", flag, stderr, want)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: the missing store's directory was created: %v", flag, err)
+		}
+	}
+	// An empty directory (a store not yet made there) is no store either.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := defaultConfig()
+	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.useExisting = 100, "readrandom", dir, true
+	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no store at") {
+		t.Errorf("--use_existing_db on an empty directory: %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("files created in the empty directory: %v", names)
+	}
+}
+
+// TestUseExistingDBHeader: with --use_existing_db the header describes the
+// store on disk, not the flags: entries, key range and filter from the
+// tables (the logs of the last run replayed into them first), the filter
+// of the tables this run would write, and a warning when --num misses the
+// store's keys.
+func TestUseExistingDBHeader(t *testing.T) {
+	for _, buf := range []int{0, 32 << 10} {
+		// buf 0: the default 4 MiB, so the keys are still in the log, and
+		// the run that opens the store replays them into a table with its
+		// own filter; 32 KiB: the fill wrote tables with its filter, and
+		// the reading runs, with none, keep them.
+		dir := filepath.Join(t.TempDir(), "db")
+		bits, newTables := 0, "none ("
+		if buf == 0 {
+			bits, newTables = 10, "bloomkv.BloomFilter64v2, 10 bits/key, k=6 ("
+		}
+		cfg := defaultConfig()
+		cfg.num, cfg.benchmarks, cfg.dbPath, cfg.writeBufferSize = 3000, "fillseq", dir, buf
 		if err := run(cfg, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		cfg = defaultConfig()
-		cfg.num, cfg.benchmarks, cfg.dbPath, cfg.useExisting, cfg.threads = num, "readrandom", dir, true, threads
-		out.Reset()
-		if err := run(cfg, &out, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		check(fmt.Sprintf("two processes, %d threads", threads), out.String())
-		if !strings.Contains(out.String(), "Existing:   ") || !strings.Contains(out.String(), "entries") {
-			t.Errorf("--use_existing_db header does not describe the store on disk:\n%s", out.String())
+		for _, num := range []int{3000, 30000, 1000} {
+			cfg = defaultConfig()
+			cfg.num, cfg.reads, cfg.benchmarks, cfg.dbPath, cfg.useExisting, cfg.bloomBits = num, 500, "fillrandom,readrandom", dir, true, bits
+			cfg.jsonPath = filepath.Join(t.TempDir(), "out.json")
+			var out bytes.Buffer
+			if err := run(cfg, &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			h := out.String()
+			for _, want := range []string{
+				"\nExisting:   ",
+				"\nEntries:    3000 in the tables, 0 of them deletions",
+				"\nKey range:  \"0000000000000000\" .. \"0000000000002999\"\n",
+				"\nFilter:     bloomkv.BloomFilter64v2, 10.",
+				"\nNew tables: " + newTables,
+				fmt.Sprintf("\nReads:      keys 0 .. %d (--num=%d), 500 per thread, 1 threads\n", num-1, num),
+				"\nfillrandom   : skipped (--use_existing_db)\n",
+			} {
+				if !strings.Contains(h, want) {
+					t.Errorf("write buffer %d, --num=%d: no %q in\n%s", buf, num, want, h)
+				}
+			}
+			if warned := strings.Contains(h, "\nWarning:    the store's keys go up to 2999 but --num="); warned != (num != 3000) {
+				t.Errorf("--num=%d: warned %v:\n%s", num, warned, h)
+			}
+			data, err := os.ReadFile(cfg.jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Existing *storeInfo `json:"existing_store"`
+			}
+			if err := json.Unmarshal(data, &rep); err != nil || rep.Existing == nil || rep.Existing.Entries != 3000 || rep.Existing.Tables == 0 {
+				t.Errorf("json existing_store = %+v (%v)", rep.Existing, err)
+			}
 		}
 	}
 }
 
-// TestUseExistingDBMissing: a mistyped --db with --use_existing_db fails,
-// creating nothing; without it, a store there is removed with a notice.
-func TestUseExistingDBMissing(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "typo")
+// TestRemoveStore: --db over a store removes it, saying so; over anything
+// else it removes nothing and says why.
+func TestRemoveStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
 	cfg := defaultConfig()
-	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.useExisting = 100, "readrandom", dir, true
-	err := run(cfg, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "no store at") {
-		t.Fatalf("--use_existing_db on a missing store: %v", err)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the missing store's directory was created: %v", err)
-	}
-	cfg = defaultConfig()
 	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.compare = 100, "fillseq", dir, false
 	if err := run(cfg, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	var errOut bytes.Buffer
-	if err := run(cfg, io.Discard, &errOut); err != nil {
+	_, stderr, status := kvbenchCmd(t, "--db="+dir, "--benchmarks=fillseq", "--num=100")
+	if want := "kvbench: removed the existing store at " + dir + " (use --use_existing_db to keep it)\n"; status != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("status %d, stderr %q: want %q", status, stderr, want)
+	}
+
+	// A store another process (here: this one) has open.
+	d, err := db.Open(dir, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errOut.String(), "removed the existing store at "+dir) {
-		t.Errorf("no notice of the removed store: %q", errOut.String())
+	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "refusing to remove the store at "+dir) {
+		t.Errorf("run over a store in use: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		t.Errorf("the store in use lost its CURRENT: %v", err)
+	}
+
+	for _, c := range []struct {
+		name  string
+		files []string // a trailing / makes a directory
+		want  string
+	}{
+		{"no CURRENT", []string{"000005.sst", "000001.log"}, "holds files but no store (no CURRENT file)"},
+		{"a foreign file", []string{"precious.txt"}, "it holds precious.txt, which is not a bloomkv store's file"},
+		{"a foreign file beside a store", []string{"CURRENT", "000001.log", "notes.txt"}, "it holds notes.txt, which is not a bloomkv store's file"},
+		{"a directory beside a store", []string{"CURRENT", "MANIFEST-000002", "backup/"}, "it holds backup, which is not"},
+		{"a table-like name", []string{"CURRENT", "1x.sst"}, "it holds 1x.sst"},
+	} {
+		dir := t.TempDir()
+		for _, f := range c.files {
+			var err error
+			if name, isDir := strings.CutSuffix(f, "/"); isDir {
+				err = os.Mkdir(filepath.Join(dir, name), 0o755)
+			} else {
+				err = os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, stderr, status := kvbenchCmd(t, "--db="+dir, "--benchmarks=fillseq", "--num=100")
+		if want := "kvbench: refusing to remove " + dir + ": "; status != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: status %d, stderr %q; want status 1 and %q ... %q", c.name, status, stderr, want, c.want)
+		}
+		for _, f := range c.files {
+			if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(f, "/"))); err != nil {
+				t.Errorf("%s: %s removed: %v", c.name, f, err)
+			}
+		}
+	}
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.dbPath = file
+	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--db "+file) {
+		t.Errorf("--db naming a file: %v", err)
 	}
 }
 
-// TestHyphenFlags: every multi-word flag also works spelled with hyphens.
+// TestWaitForCompactions: the reads start after the fill's compactions
+// are done (level 0 under its trigger, no compaction reads during the
+// reads) and the JSON says how long they waited.
+func TestWaitForCompactions(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.num, cfg.reads, cfg.benchmarks, cfg.compare = 20000, 2000, "fillrandom,readrandom", false
+	cfg.writeBufferSize, cfg.l0Trigger = 32<<10, 2
+	cfg.jsonPath = filepath.Join(t.TempDir(), "out.json")
+	var out bytes.Buffer
+	if err := run(cfg, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg.jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	fill, read := rep.Results[0], rep.Results[1]
+	if fill.WritePath == nil || fill.WritePath.Compactions == 0 || fill.WritePath.CompactionBytesRead == 0 {
+		t.Fatalf("the fill ran no compaction that read anything: %+v", fill.WritePath)
+	}
+	if read.ReadPath.CompactionBlocksRead != 0 || read.WaitedForCompactions < 0 {
+		t.Errorf("readrandom: %d compaction block reads during the reads, waited %v", read.ReadPath.CompactionBlocksRead, read.WaitedForCompactions)
+	}
+	for _, l := range read.Levels {
+		if l.Level == 0 && l.Files >= cfg.l0Trigger {
+			t.Errorf("readrandom ran with %d level-0 tables (trigger %d)", l.Files, cfg.l0Trigger)
+		}
+	}
+	if read.ReadPath.DataBlocksRead == 0 {
+		t.Errorf("readrandom read no data block: %+v", read.ReadPath)
+	}
+}
+
+// TestFilterEffectVerdict: the comparison calls a speedup a result only
+// when every round is on one side of 1, the filter was consulted and the
+// rounds were long enough to time; it always gives the median and the
+// range.
+func TestFilterEffectVerdict(t *testing.T) {
+	rounds := func(checks int64, elapsed time.Duration, withMicros []float64, noneMicros float64) (with, none []*result) {
+		for _, w := range withMicros {
+			with = append(with, &result{Ops: 1000, MicrosPerOp: w, OpsPerSec: 1e6 / w, Elapsed: elapsed,
+				ReadPath: &readPath{FilterChecks: checks}})
+			none = append(none, &result{Ops: 1000, MicrosPerOp: noneMicros, OpsPerSec: 1e6 / noneMicros, Elapsed: elapsed,
+				ReadPath: &readPath{}})
+		}
+		return with, none
+	}
+	p := filter.NewBloomPolicy(10)
+	for _, c := range []struct {
+		name        string
+		checks      int64
+		elapsed     time.Duration
+		with        []float64
+		significant bool
+		want        string
+	}{
+		{"every round faster", 5000, time.Second, []float64{0.5, 0.4, 0.45, 0.55, 0.6}, true,
+			"the filter makes readmissing 2.00x as fast (median 2.00x of 5 alternating rounds, which ranged 1.67x to 2.50x: with 94% confidence the median speedup lies in that range)"},
+		{"every round slower", 5000, time.Second, []float64{1.5, 1.2, 1.3, 1.25, 1.4}, true,
+			"the filter makes readmissing slower: 0.77x as fast (median 0.77x of 5 alternating rounds, which ranged 0.67x to 0.83x: with 94% confidence"},
+		{"rounds on both sides of 1", 5000, time.Second, []float64{0.5, 1.2, 0.9, 0.7, 0.8}, false,
+			"not significant: the rounds fall on both sides of 1 (median 1.25x of 5 alternating rounds, which ranged 0.83x to 2.00x)"},
+		{"short rounds", 5000, 5 * time.Millisecond, []float64{0.5, 0.4, 0.45, 0.55, 0.6}, false,
+			"not significant: too little work to time, a round with the filter took 5ms (under 20ms)"},
+		{"no table", 0, time.Second, []float64{0.5, 0.4, 0.45, 0.55, 0.6}, false,
+			"not significant: the filter was never consulted"},
+	} {
+		with, none := rounds(c.checks, c.elapsed, c.with, 1)
+		var out bytes.Buffer
+		fe := printFilterEffect(&out, p, with, none)
+		if fe.Significant != c.significant || !strings.HasPrefix(fe.Verdict, c.want) || !strings.Contains(out.String(), "\n"+fe.Verdict+"\n") {
+			t.Errorf("%s: significant %v, verdict %q\nwant %v, %q", c.name, fe.Significant, fe.Verdict, c.significant, c.want)
+		}
+		if math.Abs(fe.Confidence-0.9375) > 1e-12 {
+			t.Errorf("%s: confidence %v for 5 rounds", c.name, fe.Confidence)
+		}
+	}
+}
+
+// TestFilterEffectAllInMemtable: at --num=20000 the default write buffer
+// holds every key, no table is read and the comparison (once 0.57x and
+// 1.82x from two identical runs) must say there is nothing to conclude.
+func TestFilterEffectAllInMemtable(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.num, cfg.benchmarks = 20000, "fillrandom,readmissing"
+	cfg.jsonPath = filepath.Join(t.TempDir(), "out.json")
+	var out bytes.Buffer
+	if err := run(cfg, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\nnot significant: the filter was never consulted, every key being still in the memtable") {
+		t.Errorf("no verdict of no significance:\n%s", out.String())
+	}
+	data, err := os.ReadFile(cfg.jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil || rep.FilterEffect == nil || rep.FilterEffect.Significant || len(rep.FilterEffect.Speedups) != comparisonRounds {
+		t.Errorf("json filter_effect = %+v (%v)", rep.FilterEffect, err)
+	}
+}
+
+// TestHyphenFlags: every multi-word flag also works spelled with hyphens;
+// values and arguments after the flags are left alone.
 func TestHyphenFlags(t *testing.T) {
 	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
 	cfg := defaultConfig()
 	cfg.registerFlags(fs)
-	args := canonicalArgs(fs, []string{"--use-existing-db", "--value-size=7", "-bloom-bits", "3", "--num", "5", "--", "--value-size=9"})
-	if err := fs.Parse(args); err != nil {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"--use-existing-db", "--value-size=7", "-bloom-bits", "3", "--num", "5"},
+			[]string{"--use_existing_db", "--value_size=7", "-bloom_bits", "3", "--num", "5"}},
+		{[]string{"--db", "-value-size", "--value-size=9"}, // -value-size is --db's value
+			[]string{"--db", "-value-size", "--value_size=9"}},
+		{[]string{"--num=5", "--", "--value-size=9"}, []string{"--num=5", "--", "--value-size=9"}},
+		{[]string{"--num=5", "extra", "--value-size=9"}, []string{"--num=5", "extra", "--value-size=9"}},
+		{[]string{"--wait-for-compactions=false", "--no-such-flag", "--cache-size", "0"},
+			[]string{"--wait_for_compactions=false", "--no-such-flag", "--cache_size", "0"}},
+	} {
+		if got := canonicalArgs(fs, c.in); !slices.Equal(got, c.want) {
+			t.Errorf("canonicalArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if err := fs.Parse(canonicalArgs(fs, []string{"--use-existing-db", "--value-size=7", "-bloom-bits", "3", "--num", "5"})); err != nil {
 		t.Fatal(err)
 	}
 	if !cfg.useExisting || cfg.valueSize != 7 || cfg.bloomBits != 3 || cfg.num != 5 {
 		t.Errorf("hyphen spellings not applied: %+v", cfg)
 	}
-	if fs.Arg(0) != "--value-size=9" {
-		t.Errorf("an argument after -- was rewritten: %q", fs.Args())
-	}
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(canonicalArgs(fs, []string{"--no-such-flag"})); err == nil {
 		t.Errorf("an unknown flag was accepted")
+	}
+}
+
+// TestCommandLine runs kvbench as a process: -h lists each flag by its
+// canonical (underscore) name only and exits 0; every multi-word flag
+// works with hyphens; a bad flag or flag value exits 2.
+func TestCommandLine(t *testing.T) {
+	_, help, status := kvbenchCmd(t, "-h")
+	if status != 0 {
+		t.Errorf("-h: status %d", status)
+	}
+	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
+	defaultConfig().registerFlags(fs)
+	var hyphenArgs []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(help, "\n  -"+f.Name+" ") && !strings.Contains(help, "\n  -"+f.Name+"\n") {
+			t.Errorf("-h does not list -%s", f.Name)
+		}
+		if strings.Contains(f.Name, "-") {
+			t.Errorf("flag %s is not spelled as db_bench spells flags", f.Name)
+		}
+		if hy := strings.ReplaceAll(f.Name, "_", "-"); hy != f.Name {
+			if strings.Contains(help, "\n  -"+hy) {
+				t.Errorf("-h shows the hyphen spelling -%s", hy)
+			}
+			if !isBoolFlag(f) {
+				hyphenArgs = append(hyphenArgs, "--"+hy+"="+f.DefValue)
+			}
+		}
+	})
+	for _, n := range benchmarkNames() {
+		if !strings.Contains(help, "\n  "+n+" ") {
+			t.Errorf("-h does not list benchmark %s", n)
+		}
+	}
+	// Every multi-word flag with a value, hyphenated, at its default.
+	args := append(hyphenArgs, "--benchmarks=fillseq", "--num=50", "--compare-no-filter=false", "--use-existing-db=false", "--wait-for-compactions=true", "--mmap-read=true", "--mmap-wal=true")
+	if _, stderr, status := kvbenchCmd(t, args...); status != 0 {
+		t.Errorf("kvbench %q: status %d\n%s", args, status, stderr)
+	}
+	for _, args := range [][]string{{"--no_such_flag"}, {"--num=0"}, {"--benchmarks=nonesuch"}, {"--filter-policy=nonesuch"}, {"--num=10", "extra"}} {
+		if _, stderr, status := kvbenchCmd(t, args...); status != 2 || stderr == "" {
+			t.Errorf("kvbench %q: status %d, stderr %q; want 2 and a message", args, status, stderr)
+		}
 	}
 }

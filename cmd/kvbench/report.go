@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -37,11 +41,15 @@ type result struct {
 	OpsPerSec   float64 `json:"ops_per_sec"`
 	MBPerSec    float64 `json:"mb_per_sec"`
 	// WriterOps counts readwhilewriting's unmeasured writes.
-	WriterOps int64           `json:"writer_ops,omitempty"`
-	ReadPath  *readPath       `json:"read_path,omitempty"`
-	WritePath *writePath      `json:"write_path,omitempty"`
-	Latency   *latencySummary `json:"latency,omitempty"`
-	Levels    []levelFiles    `json:"levels,omitempty"`
+	WriterOps int64 `json:"writer_ops,omitempty"`
+	// WaitedForCompactions is how long the benchmark waited, before it
+	// started, for the store's flushes and compactions
+	// (--wait_for_compactions); it is not in Elapsed.
+	WaitedForCompactions time.Duration   `json:"waited_for_compactions_ns,omitempty"`
+	ReadPath             *readPath       `json:"read_path,omitempty"`
+	WritePath            *writePath      `json:"write_path,omitempty"`
+	Latency              *latencySummary `json:"latency,omitempty"`
+	Levels               []levelFiles    `json:"levels,omitempty"`
 
 	before, after *db.Metrics
 	hist          *histogram // the merged latencies, with --histogram
@@ -61,26 +69,34 @@ type readPath struct {
 	CacheHits           int64   `json:"block_cache_hits"`
 	CacheMisses         int64   `json:"block_cache_misses"`
 	CacheHitRate        float64 `json:"block_cache_hit_rate"`
-	// CompactionBlocksRead counts the data blocks compactions read during
-	// the benchmark; they are not in DataBlocksRead.
-	CompactionBlocksRead int64 `json:"compaction_blocks_read"`
+	// DataBlockBytesRead is the bytes of the data blocks the benchmark's
+	// reads (Get, iterators) read from table files.
+	DataBlockBytesRead int64 `json:"data_block_bytes_read"`
+	// CompactionBlocksRead and CompactionBlockBytesRead count the data
+	// blocks compactions read from table files during the benchmark
+	// (--wait_for_compactions=false lets them run); they are not in
+	// DataBlocksRead.
+	CompactionBlocksRead     int64 `json:"compaction_blocks_read"`
+	CompactionBlockBytesRead int64 `json:"compaction_block_bytes_read"`
 }
 
 // writePath is what the write path did during one benchmark.
 type writePath struct {
-	WALBytes         int64   `json:"wal_bytes"`
-	WALSyncs         int64   `json:"wal_syncs"`
-	Flushes          int64   `json:"flushes"`
-	FlushBytes       int64   `json:"flush_bytes"`
-	Compactions      int64   `json:"compactions"`
-	CompactionBytes  int64   `json:"compaction_bytes"`
-	WriteStalls      int64   `json:"write_stalls"`
-	WriteAmp         float64 `json:"write_amplification"`
-	TablesAfter      int     `json:"tables_after"`
-	L0TablesAfter    int     `json:"l0_tables_after"`
-	StoreBytesAfter  uint64  `json:"table_bytes_after"`
-	MemTableAfter    int64   `json:"memtable_bytes_after"`
-	BackgroundErrors string  `json:"background_error,omitempty"`
+	WALBytes        int64 `json:"wal_bytes"`
+	WALSyncs        int64 `json:"wal_syncs"`
+	Flushes         int64 `json:"flushes"`
+	FlushBytes      int64 `json:"flush_bytes"`
+	Compactions     int64 `json:"compactions"`
+	CompactionBytes int64 `json:"compaction_bytes"` // written
+	// CompactionBytesRead is the data block bytes compactions read.
+	CompactionBytesRead int64   `json:"compaction_bytes_read"`
+	WriteStalls         int64   `json:"write_stalls"`
+	WriteAmp            float64 `json:"write_amplification"`
+	TablesAfter         int     `json:"tables_after"`
+	L0TablesAfter       int     `json:"l0_tables_after"`
+	StoreBytesAfter     uint64  `json:"table_bytes_after"`
+	MemTableAfter       int64   `json:"memtable_bytes_after"`
+	BackgroundErrors    string  `json:"background_error,omitempty"`
 }
 
 // levelFiles is one non-empty level after a benchmark.
@@ -133,14 +149,16 @@ func (r *result) merge(threads []*thread) {
 
 func newReadPath(b, a *db.Metrics, ops int64) *readPath {
 	p := &readPath{
-		FilterChecks:         a.Filter.Checks - b.Filter.Checks,
-		FilterNegatives:      a.Filter.Useful - b.Filter.Useful,
-		FilterPositives:      a.Filter.Positives - b.Filter.Positives,
-		FilterTruePositives:  a.Filter.TruePositives - b.Filter.TruePositives,
-		DataBlocksRead:       a.DataBlocksRead - b.DataBlocksRead,
-		CompactionBlocksRead: a.CompactionBlocksRead - b.CompactionBlocksRead,
-		CacheHits:            a.BlockCacheHits - b.BlockCacheHits,
-		CacheMisses:          a.BlockCacheMisses - b.BlockCacheMisses,
+		FilterChecks:             a.Filter.Checks - b.Filter.Checks,
+		FilterNegatives:          a.Filter.Useful - b.Filter.Useful,
+		FilterPositives:          a.Filter.Positives - b.Filter.Positives,
+		FilterTruePositives:      a.Filter.TruePositives - b.Filter.TruePositives,
+		DataBlocksRead:           a.DataBlocksRead - b.DataBlocksRead,
+		DataBlockBytesRead:       a.DataBlockBytesRead - b.DataBlockBytesRead,
+		CompactionBlocksRead:     a.CompactionBlocksRead - b.CompactionBlocksRead,
+		CompactionBlockBytesRead: a.CompactionBlockBytesRead - b.CompactionBlockBytesRead,
+		CacheHits:                a.BlockCacheHits - b.BlockCacheHits,
+		CacheMisses:              a.BlockCacheMisses - b.BlockCacheMisses,
 	}
 	if absent := p.FilterChecks - p.FilterTruePositives; absent > 0 {
 		p.FalsePositiveRate = float64(p.FilterPositives-p.FilterTruePositives) / float64(absent)
@@ -157,15 +175,16 @@ func newReadPath(b, a *db.Metrics, ops int64) *readPath {
 
 func newWritePath(b, a *db.Metrics) *writePath {
 	p := &writePath{
-		WALBytes:        a.WALBytesWritten - b.WALBytesWritten,
-		WALSyncs:        a.WALSyncs - b.WALSyncs,
-		Flushes:         a.Flushes - b.Flushes,
-		FlushBytes:      a.FlushBytesWritten - b.FlushBytesWritten,
-		Compactions:     a.Compactions - b.Compactions,
-		CompactionBytes: a.CompactionBytesWritten - b.CompactionBytesWritten,
-		WriteStalls:     a.WriteStalls - b.WriteStalls,
-		L0TablesAfter:   a.Levels[0].Files,
-		MemTableAfter:   a.MemTableBytes,
+		WALBytes:            a.WALBytesWritten - b.WALBytesWritten,
+		WALSyncs:            a.WALSyncs - b.WALSyncs,
+		Flushes:             a.Flushes - b.Flushes,
+		FlushBytes:          a.FlushBytesWritten - b.FlushBytesWritten,
+		Compactions:         a.Compactions - b.Compactions,
+		CompactionBytes:     a.CompactionBytesWritten - b.CompactionBytesWritten,
+		CompactionBytesRead: a.CompactionBlockBytesRead - b.CompactionBlockBytesRead,
+		WriteStalls:         a.WriteStalls - b.WriteStalls,
+		L0TablesAfter:       a.Levels[0].Files,
+		MemTableAfter:       a.MemTableBytes,
 	}
 	if user := a.UserBytesWritten - b.UserBytesWritten; user > 0 {
 		// db.Metrics.WriteAmplification's meaning, over this benchmark.
@@ -212,14 +231,14 @@ func (p *readPath) String() string {
 	s := fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
 		p.FilterChecks, p.FilterNegatives, 100*p.FalsePositiveRate, p.DataBlocksPerOp, 100*p.CacheHitRate)
 	if p.CompactionBlocksRead > 0 {
-		s += fmt.Sprintf("; compactions read %d more blocks meanwhile", p.CompactionBlocksRead)
+		s += fmt.Sprintf("; meanwhile compactions read %d blocks (%s), not counted above", p.CompactionBlocksRead, mib(p.CompactionBlockBytesRead))
 	}
 	return s
 }
 
 func (p *writePath) String() string {
-	s := fmt.Sprintf("write path: WAL %s (%d syncs), %d flushes (%s), %d compactions (%s), write amp %.2f, %d stalls; %d tables (%d in L0, %s)",
-		mib(p.WALBytes), p.WALSyncs, p.Flushes, mib(p.FlushBytes), p.Compactions, mib(p.CompactionBytes),
+	s := fmt.Sprintf("write path: WAL %s (%d syncs), %d flushes (%s), %d compactions (read %s, wrote %s), write amp %.2f, %d stalls; %d tables (%d in L0, %s)",
+		mib(p.WALBytes), p.WALSyncs, p.Flushes, mib(p.FlushBytes), p.Compactions, mib(p.CompactionBytesRead), mib(p.CompactionBytes),
 		p.WriteAmp, p.WriteStalls, p.TablesAfter, p.L0TablesAfter, mib(int64(p.StoreBytesAfter)))
 	if p.BackgroundErrors != "" {
 		s += "; background error: " + p.BackgroundErrors
@@ -241,25 +260,36 @@ func printResult(w io.Writer, r *result) {
 	if r.WritePath != nil {
 		fmt.Fprintln(w, indent+r.WritePath.String())
 	}
-	if r.Latency != nil {
-		fmt.Fprintln(w, indent+r.Latency.String())
-	}
 	if r.hist != nil && r.hist.n > 0 {
-		fmt.Fprint(w, r.hist.dbBenchString())
+		unit := "op"
+		if r.hist.n != r.Ops {
+			// fillbatch and the MultiGet benchmarks time a call of many ops.
+			unit = fmt.Sprintf("call (%.4g ops per call)", float64(r.Ops)/float64(r.hist.n))
+		}
+		fmt.Fprint(w, r.hist.dbBenchString(unit))
 	}
 }
 
-func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy) {
-	raw := float64(cfg.num) * float64(keyLen+cfg.valueSize)
-	file := float64(cfg.num) * (keyLen + float64(cfg.valueSize)*cfg.compressionRatio)
+// printHeader prints db_bench's header: the machine, then what the run
+// works on. For a fresh store that is the flags' store; for an existing one
+// (--use_existing_db) it is the store on disk as existing describes it,
+// with the flags' figures only for what this run writes and reads.
+func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy, existing *storeInfo) {
 	fmt.Fprintf(out, "bloomkv kvbench (%s, %s/%s, %d CPUs)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprintf(out, "Date:       %s\n", time.Now().Format(time.RFC1123))
 	fmt.Fprintf(out, "Keys:       %d bytes each\n", keyLen)
-	fmt.Fprintf(out, "Values:     %d bytes each (%d bytes after compression)\n", cfg.valueSize, int(float64(cfg.valueSize)*cfg.compressionRatio+0.5))
-	fmt.Fprintf(out, "Entries:    %d (reads %d per thread, %d threads)\n", cfg.num, cfg.reads, cfg.threads)
-	fmt.Fprintf(out, "RawSize:    %.1f MB (estimated)\n", raw/1048576)
-	fmt.Fprintf(out, "FileSize:   %.1f MB (estimated)\n", file/1048576)
-	fmt.Fprintf(out, "Filter:     %s\n", describePolicy(p))
+	values := fmt.Sprintf("%d bytes each (%d bytes after compression)", cfg.valueSize, int(float64(cfg.valueSize)*cfg.compressionRatio+0.5))
+	if existing == nil {
+		raw := float64(cfg.num) * float64(keyLen+cfg.valueSize)
+		file := float64(cfg.num) * (keyLen + float64(cfg.valueSize)*cfg.compressionRatio)
+		fmt.Fprintf(out, "Values:     %s\n", values)
+		fmt.Fprintf(out, "Entries:    %d (reads %d per thread, %d threads)\n", cfg.num, cfg.reads, cfg.threads)
+		fmt.Fprintf(out, "RawSize:    %.1f MB (estimated)\n", raw/1048576)
+		fmt.Fprintf(out, "FileSize:   %.1f MB (estimated)\n", file/1048576)
+		fmt.Fprintf(out, "Filter:     %s\n", describePolicy(p))
+	} else {
+		existing.printHeader(out, cfg, p, values)
+	}
 	cache := "none"
 	if cfg.cacheSize > 0 {
 		cache = fmt.Sprintf("%d bytes", cfg.cacheSize)
@@ -269,23 +299,229 @@ func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy) {
 	fmt.Fprintf(out, "------------------------------------------------\n")
 }
 
+// storeInfo describes a store on disk from its tables' properties; it is
+// also the JSON form.
+type storeInfo struct {
+	Tables    int    `json:"tables"`
+	FileBytes uint64 `json:"file_bytes"`
+	// Entries counts the tables' entries: every version of a key that no
+	// compaction has merged yet, and Deletions of them are tombstones.
+	Entries   uint64 `json:"entries"`
+	Deletions uint64 `json:"deletions"`
+	// RawBytes is the user keys and values as written, before compression.
+	RawBytes uint64 `json:"raw_bytes"`
+	// Smallest and Largest are the smallest and largest user keys.
+	Smallest string      `json:"smallest,omitempty"`
+	Largest  string      `json:"largest,omitempty"`
+	Filters  []filterUse `json:"filters"`
+	// Problems are the tables that could not be read.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// filterUse is one filter policy of the tables of a store.
+type filterUse struct {
+	Policy     string  `json:"policy"` // "none": no filter
+	Tables     int     `json:"tables"`
+	Entries    uint64  `json:"entries"`
+	BitsPerKey float64 `json:"bits_per_key"` // over the tables' entries
+}
+
+// describeStore reads the properties of the tables of the store in dir,
+// which must be open (Open has replayed its logs into tables and removed
+// obsolete files, so the directory's tables are the live ones; a table a
+// compaction removes meanwhile is skipped). It reads no filter and no
+// data block.
+func describeStore(dir string) *storeInfo {
+	info := &storeInfo{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		info.Problems = append(info.Problems, err.Error())
+		return info
+	}
+	uses := map[string]*filterUse{}
+	var smallest, largest []byte
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sst") {
+			continue
+		}
+		props, size, err := tableProperties(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			info.Problems = append(info.Problems, fmt.Sprintf("%s: %v", e.Name(), err))
+			continue
+		}
+		info.Tables++
+		info.FileBytes += uint64(size)
+		info.Entries += props.NumEntries
+		info.Deletions += props.NumDeletions
+		if user := props.RawKeySize + props.RawValueSize; user >= 8*props.NumEntries {
+			info.RawBytes += user - 8*props.NumEntries // internal keys carry 8 bytes of trailer
+		}
+		if props.NumEntries > 0 {
+			if k := base.UserKey(props.Smallest); smallest == nil || bytes.Compare(k, smallest) < 0 {
+				smallest = slices.Clone(k)
+			}
+			if k := base.UserKey(props.Largest); largest == nil || bytes.Compare(k, largest) > 0 {
+				largest = slices.Clone(k)
+			}
+		}
+		name := props.FilterPolicy
+		if name == "" {
+			name = "none"
+		}
+		u := uses[name]
+		if u == nil {
+			u = &filterUse{Policy: name}
+			uses[name] = u
+		}
+		u.Tables++
+		u.Entries += props.NumEntries
+		u.BitsPerKey += props.FilterBitsPerKey * float64(props.NumEntries) // a sum until below
+	}
+	info.Smallest, info.Largest = string(smallest), string(largest)
+	for _, u := range uses {
+		if u.Entries > 0 {
+			u.BitsPerKey /= float64(u.Entries)
+		}
+		info.Filters = append(info.Filters, *u)
+	}
+	sort.Slice(info.Filters, func(i, j int) bool { return info.Filters[i].Policy < info.Filters[j].Policy })
+	return info
+}
+
+// tableProperties returns the properties and size of the table at path.
+func tableProperties(path string) (*sstable.Properties, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := sstable.NewReader(f, fi.Size(), sstable.ReaderOptions{}) // no Filters: the filter block is not read
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	return r.Properties(), fi.Size(), nil
+}
+
+// countOf is n and noun, made plural with an s unless n is 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// keyNumber returns the number of a key kvbench wrote (16 decimal digits).
+func keyNumber(k string) (int, bool) {
+	if len(k) != keyLen || !allDigits(k) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(k); i++ {
+		n = n*10 + int(k[i]-'0')
+	}
+	return n, true
+}
+
+// printHeader prints the header lines that describe an existing store,
+// and a warning when --num does not match the store's keys.
+func (s *storeInfo) printHeader(out io.Writer, cfg *config, p filter.Policy, values string) {
+	fmt.Fprintf(out, "Values:     %s, in what this run writes\n", values)
+	fmt.Fprintf(out, "Existing:   %s, %.1f MB on disk (--use_existing_db; the lines below describe them)\n", countOf(s.Tables, "table"), float64(s.FileBytes)/1048576)
+	fmt.Fprintf(out, "Entries:    %d in the tables, %d of them deletions (a key overwritten since its last compaction counts once per version)\n", s.Entries, s.Deletions)
+	if s.Entries > 0 {
+		fmt.Fprintf(out, "Key range:  %q .. %q\n", s.Smallest, s.Largest)
+	}
+	fmt.Fprintf(out, "RawSize:    %.1f MB (the tables' keys and values before compression)\n", float64(s.RawBytes)/1048576)
+	for i, u := range s.Filters {
+		label := "Filter:    "
+		if i > 0 {
+			label = "           "
+		}
+		if u.Policy == "none" {
+			fmt.Fprintf(out, "%s none in %s\n", label, countOf(u.Tables, "table"))
+		} else {
+			fmt.Fprintf(out, "%s %s, %.2f bits/key in %s\n", label, u.Policy, u.BitsPerKey, countOf(u.Tables, "table"))
+		}
+	}
+	if len(s.Filters) == 0 {
+		fmt.Fprintf(out, "Filter:     no table\n")
+	}
+	fmt.Fprintf(out, "New tables: %s (--filter_policy, --bloom_bits: the tables this run writes; a table keeps the filter it was written with)\n", describePolicy(p))
+	fmt.Fprintf(out, "Reads:      keys 0 .. %d (--num=%d), %d per thread, %d threads\n", cfg.num-1, cfg.num, cfg.reads, cfg.threads)
+	for _, pr := range s.Problems {
+		fmt.Fprintf(out, "Warning:    cannot read table %s\n", pr)
+	}
+	if w := s.numWarning(cfg.num); w != "" {
+		fmt.Fprintf(out, "Warning:    %s\n", w)
+	}
+}
+
+// numWarning says how --num misses the store's keys, when the store holds
+// kvbench's keys and its largest is not about --num-1 (a random fill
+// leaves the largest few keys unwritten now and then, so within 1% is
+// about).
+func (s *storeInfo) numWarning(num int) string {
+	hi, ok := keyNumber(s.Largest)
+	if !ok || s.Entries == 0 {
+		return ""
+	}
+	switch {
+	case hi >= num:
+		return fmt.Sprintf("the store's keys go up to %d but --num=%d: the benchmarks use only keys below %d (--num=%d covers them all)", hi, num, num, hi+1)
+	case float64(hi+1) < 0.99*float64(num):
+		return fmt.Sprintf("the store's keys go up to %d but --num=%d: %.0f%% of the random reads look for keys above them (--num=%d matches the store)", hi, num, 100*(1-float64(hi+1)/float64(num)), hi+1)
+	}
+	return ""
+}
+
 // filterEffect is the closing comparison: readmissing with the configured
 // filter and with none, over several alternating rounds.
 type filterEffect struct {
-	Filter        string    `json:"filter"`
-	Lookups       int64     `json:"lookups"`
-	Rounds        int       `json:"rounds"`
-	WithOpsPerSec float64   `json:"with_filter_ops_per_sec"` // medians over the rounds
-	NoneOpsPerSec float64   `json:"no_filter_ops_per_sec"`
-	WithBlocks    float64   `json:"with_filter_data_blocks_read_per_op"`
-	NoneBlocks    float64   `json:"no_filter_data_blocks_read_per_op"`
-	WithLookups   float64   `json:"with_filter_block_lookups_per_op"`
-	NoneLookups   float64   `json:"no_filter_block_lookups_per_op"`
-	WithFPR       float64   `json:"with_filter_false_positive_rate"`
-	Speedups      []float64 `json:"speedups"` // per round: no-filter time / filter time
-	Speedup       float64   `json:"speedup"`  // their median
-	Stable        bool      `json:"stable"`   // every round's speedup on the same side of 1, within 2x of each other
+	Filter        string  `json:"filter"`
+	Lookups       int64   `json:"lookups"`
+	Rounds        int     `json:"rounds"`
+	WithOpsPerSec float64 `json:"with_filter_ops_per_sec"` // medians over the rounds
+	NoneOpsPerSec float64 `json:"no_filter_ops_per_sec"`
+	WithBlocks    float64 `json:"with_filter_data_blocks_read_per_op"`
+	NoneBlocks    float64 `json:"no_filter_data_blocks_read_per_op"`
+	WithLookups   float64 `json:"with_filter_block_lookups_per_op"`
+	NoneLookups   float64 `json:"no_filter_block_lookups_per_op"`
+	WithFPR       float64 `json:"with_filter_false_positive_rate"`
+	// FilterChecks counts the filter probes of the rounds with the
+	// filter: none means every key was still in the memtable.
+	FilterChecks int64 `json:"filter_checks"`
+	// ShortestRound is the shortest round with the filter (wall time).
+	ShortestRound time.Duration `json:"shortest_round_ns"`
+	Speedups      []float64     `json:"speedups"` // per round: no-filter time / filter time
+	Speedup       float64       `json:"speedup"`  // their median
+	// Low and High are the smallest and largest round's speedup: an
+	// interval that holds the median speedup with probability Confidence
+	// (1 - 2^(1-Rounds)), if the rounds are independent draws of one
+	// distribution.
+	Low        float64 `json:"speedup_low"`
+	High       float64 `json:"speedup_high"`
+	Confidence float64 `json:"confidence"`
+	// Significant is false when the interval holds 1, when the filter was
+	// never consulted, or when a round was too short to time (Verdict
+	// says which).
+	Significant bool   `json:"significant"`
+	Verdict     string `json:"verdict"`
 }
+
+// minRoundTime is the shortest round with the filter from which the
+// comparison calls a speedup a result: on a shared machine a shorter round
+// is timed across a handful of scheduler time slices, and one slice lost
+// to another job moves it by a factor (two identical --num=20000 runs once
+// gave 0.57x and 1.82x from one round each).
+const minRoundTime = 20 * time.Millisecond
 
 // median returns the median of xs (xs is sorted in place).
 func median(xs []float64) float64 {
@@ -300,14 +536,14 @@ func median(xs []float64) float64 {
 	}
 }
 
-// printFilterEffect prints readmissing with the configured filter and with
-// none side by side: medians over the rounds, then the speedup with its
-// spread, called a result only when every round agrees.
-func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) *filterEffect {
+// newFilterEffect compares readmissing's rounds with the filter and with
+// none (with[i] and without[i] ran one after the other) and judges the
+// speedup; nil when there is nothing to compare.
+func newFilterEffect(p filter.Policy, with, without []*result) *filterEffect {
 	if len(with) == 0 || len(with) != len(without) {
 		return nil
 	}
-	fe := &filterEffect{Filter: describeShort(p), Lookups: with[0].Ops, Rounds: len(with)}
+	fe := &filterEffect{Filter: describeShort(p), Lookups: with[0].Ops, Rounds: len(with), ShortestRound: with[0].Elapsed}
 	var wo, no, wb, nb, wl, nl, fpr []float64
 	for i := range with {
 		w, n := with[i], without[i]
@@ -318,6 +554,8 @@ func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) 
 		wb, nb = append(wb, w.ReadPath.DataBlocksPerOp), append(nb, n.ReadPath.DataBlocksPerOp)
 		wl, nl = append(wl, w.ReadPath.BlockLookupsPerOp), append(nl, n.ReadPath.BlockLookupsPerOp)
 		fpr = append(fpr, w.ReadPath.FalsePositiveRate)
+		fe.FilterChecks += w.ReadPath.FilterChecks
+		fe.ShortestRound = min(fe.ShortestRound, w.Elapsed)
 		fe.Speedups = append(fe.Speedups, n.MicrosPerOp/w.MicrosPerOp)
 	}
 	fe.WithOpsPerSec, fe.NoneOpsPerSec = median(wo), median(no)
@@ -326,9 +564,37 @@ func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) 
 	fe.WithFPR = median(fpr)
 	sp := slices.Clone(fe.Speedups)
 	fe.Speedup = median(sp)
-	lo, hi := sp[0], sp[len(sp)-1]
-	fe.Stable = (lo > 1 || hi < 1) && hi <= 2*lo
+	fe.Low, fe.High = sp[0], sp[len(sp)-1]
+	fe.Confidence = 1 - math.Pow(2, float64(1-fe.Rounds))
+	spread := fmt.Sprintf("median %.2fx of %d alternating rounds, which ranged %.2fx to %.2fx", fe.Speedup, fe.Rounds, fe.Low, fe.High)
+	switch {
+	case fe.FilterChecks == 0:
+		fe.Verdict = fmt.Sprintf("not significant: the filter was never consulted, every key being still in the memtable (%s); use a larger --num or a smaller --write_buffer_size", spread)
+	case fe.ShortestRound < minRoundTime:
+		fe.Verdict = fmt.Sprintf("not significant: too little work to time, a round with the filter took %v (under %v) (%s); use a larger --num or --reads",
+			fe.ShortestRound.Round(10*time.Microsecond), minRoundTime, spread)
+	case fe.Low <= 1 && fe.High >= 1:
+		fe.Verdict = fmt.Sprintf("not significant: the rounds fall on both sides of 1 (%s); use a larger --num or --reads, or a quieter machine", spread)
+	default:
+		fe.Significant = true
+		how := fmt.Sprintf("%.2fx as fast", fe.Speedup)
+		if fe.High < 1 {
+			how = fmt.Sprintf("slower: %.2fx as fast", fe.Speedup)
+		}
+		fe.Verdict = fmt.Sprintf("the filter makes readmissing %s (%s: with %.0f%% confidence the median speedup lies in that range); measured fp rate %.3f%%",
+			how, spread, 100*fe.Confidence, 100*fe.WithFPR)
+	}
+	return fe
+}
 
+// printFilterEffect prints readmissing with the configured filter and with
+// none side by side (medians over the rounds), then the verdict on the
+// speedup, and returns the comparison.
+func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) *filterEffect {
+	fe := newFilterEffect(p, with, without)
+	if fe == nil {
+		return nil
+	}
 	row := func(name string, ops, blocks, lookups float64) {
 		fmt.Fprintf(out, "%-28s | %12.0f | %16.3f | %17.3f\n", name, ops, blocks, lookups)
 	}
@@ -338,21 +604,17 @@ func printFilterEffect(out io.Writer, p filter.Policy, with, without []*result) 
 	row(fe.Filter, fe.WithOpsPerSec, fe.WithBlocks, fe.WithLookups)
 	row("none", fe.NoneOpsPerSec, fe.NoneBlocks, fe.NoneLookups)
 	fmt.Fprintf(out, "(file blocks: data blocks read from table files; block reads: data blocks fetched, from the cache or the files)\n")
-	if fe.Stable {
-		fmt.Fprintf(out, "the filter makes readmissing %.2fx as fast: median of %d rounds, which ranged %.2fx to %.2fx (measured fp rate %.3f%%)\n",
-			fe.Speedup, fe.Rounds, lo, hi, 100*fe.WithFPR)
-	} else {
-		fmt.Fprintf(out, "no stable result: the %d rounds' speedups range %.2fx to %.2fx (median %.2fx); too little work for this machine's noise, try a larger --num or --reads\n",
-			fe.Rounds, lo, hi, fe.Speedup)
-	}
+	fmt.Fprintln(out, fe.Verdict)
 	return fe
 }
 
 // report is the --json document.
 type report struct {
-	Config       jsonConfig    `json:"config"`
-	Results      []*result     `json:"results"`
-	FilterEffect *filterEffect `json:"filter_effect,omitempty"`
+	Config jsonConfig `json:"config"`
+	// ExistingStore describes the store --use_existing_db found.
+	ExistingStore *storeInfo    `json:"existing_store,omitempty"`
+	Results       []*result     `json:"results"`
+	FilterEffect  *filterEffect `json:"filter_effect,omitempty"`
 }
 
 type jsonConfig struct {
@@ -393,76 +655,4 @@ func writeJSON(path string, rep *report) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// printExistingStore describes the store on disk that --use_existing_db
-// runs on, from its tables' properties: the flags describe only what this
-// run writes.
-func printExistingStore(out io.Writer, dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		fmt.Fprintf(out, "Existing:   cannot list %s: %v\n", dir, err)
-		return
-	}
-	type policyUse struct {
-		tables     int
-		bits, keys float64
-	}
-	var tables int
-	var entriesN, bytes uint64
-	policies := map[string]*policyUse{}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".sst") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			continue
-		}
-		r, err := sstable.NewReader(f, fi.Size(), sstable.ReaderOptions{})
-		if err != nil {
-			f.Close()
-			fmt.Fprintf(out, "Existing:   %s: %v\n", e.Name(), err)
-			continue
-		}
-		p := r.Properties()
-		tables++
-		entriesN += p.NumEntries
-		bytes += uint64(fi.Size())
-		name := p.FilterPolicy
-		if name == "" {
-			name = "none"
-		}
-		u := policies[name]
-		if u == nil {
-			u = &policyUse{}
-			policies[name] = u
-		}
-		u.tables++
-		u.bits += p.FilterBitsPerKey * float64(p.NumEntries)
-		u.keys += float64(p.NumEntries)
-		r.Close()
-		f.Close()
-	}
-	fmt.Fprintf(out, "Existing:   %d tables, %d entries, %.1f MB on disk (the Entries and Filter lines above apply to what this run writes)\n",
-		tables, entriesN, float64(bytes)/1048576)
-	names := make([]string, 0, len(policies))
-	for n := range policies {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		u := policies[n]
-		if n == "none" || u.keys == 0 {
-			fmt.Fprintf(out, "            filter %s: %d tables\n", n, u.tables)
-			continue
-		}
-		fmt.Fprintf(out, "            filter %s: %d tables, %.2f bits/key\n", n, u.tables, u.bits/u.keys)
-	}
 }

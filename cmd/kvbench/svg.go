@@ -9,37 +9,55 @@ import (
 	"strings"
 )
 
-// Chart geometry, in SVG user units (pixels): a grid of small panels, one
-// per filter family, each with the false-positive rate on a log axis; then
-// one wide panel of probe time.
+// Chart geometry, in SVG user units (pixels). The page holds two grids of
+// small panels, one panel per filter family in each, on shared axes: first
+// the false-positive rate (log scale) with a strip of measured/theory under
+// it, then the probe time.
 const (
-	svgW          = 1000
-	panelCols     = 4
-	panelW        = 214 // a small panel's plot area
-	panelH        = 170
-	panelGapX     = 12
-	panelGapY     = 58
-	gridL, gridT  = 70, 92 // top left of the first panel's plot area
-	speedH        = 260    // the probe-time panel's plot area
-	floorRate     = 1e-9   // the log axis never goes below this
-	lowerBoundSty = `stroke="#999" stroke-width="1" stroke-dasharray="2,3"`
-	theorySty     = `stroke="#222" stroke-width="1" fill="none"`
+	svgW      = 1000
+	panelCols = 4
+	panelW    = 214 // a panel's plot area
+	panelGapX = 14
+	gridL     = 72 // left edge of the first column's plot areas
+	fprH      = 150
+	ratioGap  = 16
+	ratioH    = 56
+	cellGapY  = 54 // under a cell: tick labels, then the next cell's title
+	speedH    = 110
+	floorRate = 1e-9 // the rate axis never goes below this
+	// The measured/theory strip spans ratioMin..ratioMax on a log scale;
+	// ratios beyond it are drawn as triangles on its edge.
+	ratioMin, ratioMax = 0.5, 2.0
+
+	theorySty  = `stroke="#222" stroke-width="1" fill="none"`
+	boundSty   = `stroke="#999" stroke-width="1" stroke-dasharray="2,3" fill="none"`
+	bandFill   = "#dcdcdc"
+	contextSty = `fill="#cfcfcf"`
+	gridSty    = `stroke="#ececec" stroke-width="1"`
+	frameSty   = `fill="none" stroke="#555"`
+	markR      = 3.2 // a measurement's radius
 )
 
+// palette colours the families, the same in both grids.
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
 
-// writeLabSVG draws the filter laboratory's rows in two charts. The first
-// is a grid of small panels, one per family, on shared axes: the
-// false-positive rate (log scale) against the actual bits per key of each
-// filter built, theory as a thin black line, each measurement as a
-// colored dot (hollow on the axis floor when no false positive was seen),
-// and the 2^-bits lower bound of any filter dotted. Separate panels keep
-// families whose curves coincide (the Bloom filters from 1 to 10 bits per
-// key) from hiding one another. The second chart is the other side of the
-// trade-off: nanoseconds per absent-key probe against bits per key, one
-// line of dots per family.
-func writeLabSVG(w io.Writer, rows []labRow, title string, probes int) error {
+// writeLabSVG draws the filter laboratory's rows. Every mark has one
+// meaning throughout: a thin dark line is theory, a filled dot is a
+// measurement (hollow: no false positive seen, drawn on the axis floor).
+//
+// The first grid has one panel per family, so that families whose rates
+// coincide (the Bloom filters from 1 to 10 bits per key) do not hide one
+// another: the false-positive rate against the actual bits per key of each
+// filter built, with the 2^-bits bound of any filter dotted; under it a
+// strip of measured/theory on a log scale from ratioMin to ratioMax, theory
+// being the line at 1 and the grey band around it what chance allows
+// (labRow.RatioErr), so a dot outside the band is a real departure from
+// theory. The second grid is the other side of the trade-off, nanoseconds
+// per absent-key probe against bits per key: each panel's family in colour
+// over every other family in grey.
+func writeLabSVG(w io.Writer, rows []labRow, subtitle string, distinct int) error {
 	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	fams := families(rows)
 
 	xmax, lo, nsMax := 1.0, 1.0, 1.0
@@ -53,151 +71,268 @@ func writeLabSVG(w io.Writer, rows []labRow, title string, probes int) error {
 			lo = min(lo, r.Theory)
 		}
 	}
-	lo = min(lo, 1/float64(max(probes, 1)))
+	lo = min(lo, 1/float64(max(distinct, 1)))
 	xmax = math.Ceil(xmax + 1)
 	if int(xmax)%2 == 1 {
 		xmax++
 	}
+	xstep := 4.0
+	if xmax > 32 {
+		xstep = 8
+	}
 	ymin := math.Pow(10, math.Floor(math.Log10(max(lo, floorRate))))
-	rowsN := (len(fams) + panelCols - 1) / panelCols
-	speedT := gridT + rowsN*(panelH+panelGapY) + 40
-	height := speedT + speedH + 70
+	nsTop, nsStep := niceScale(nsMax)
 
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	rowsN := max((len(fams)+panelCols-1)/panelCols, 1)
+	usedW := max(min(len(fams), panelCols), 1)*(panelW+panelGapX) - panelGapX
+	cell1 := fprH + ratioGap + ratioH + cellGapY
+	cell2 := speedH + cellGapY
+	top1 := 146
+	sec2 := top1 + rowsN*cell1 + 6
+	top2 := sec2 + 34
+	height := top2 + rowsN*cell2 - cellGapY + 50
+
 	p(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="12">`+"\n", svgW, height, svgW, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	head, sub, _ := strings.Cut(title, " (")
-	p(`<text x="%d" y="22" text-anchor="middle" font-size="16" font-weight="bold">%s</text>`+"\n", svgW/2, esc(head))
-	if sub != "" {
-		p(`<text x="%d" y="40" text-anchor="middle" fill="#444">(%s</text>`+"\n", svgW/2, esc(sub))
+	p(`<text x="%d" y="24" text-anchor="middle" font-size="17" font-weight="bold">Filters: false-positive rate and probe time against bits per key</text>`+"\n", svgW/2)
+	p(`<text x="%d" y="43" text-anchor="middle" fill="#444">%s</text>`+"\n", svgW/2, esc(subtitle))
+
+	// The key, in two rows.
+	p(`<g class="key" fill="#222">`)
+	kx, ky := gridL, 66
+	item := func(draw func(x, y int), text string) {
+		draw(kx, ky)
+		p(`<text x="%d" y="%d">%s</text>`, kx+30, ky+4, text)
+		kx += 30 + int(6.4*float64(len([]rune(stripTags(text))))) + 26
 	}
-	// The key to both charts' marks.
-	p(`<g font-size="12" fill="#222">`)
-	p(`<line x1="%d" x2="%d" y1="58" y2="58" %s/><text x="%d" y="62">theory</text>`, 120, 150, theorySty, 156)
-	p(`<circle cx="%d" cy="58" r="3.5" fill="#1f77b4"/><text x="%d" y="62">measured</text>`, 240, 250)
-	p(`<circle cx="%d" cy="58" r="3.5" fill="white" stroke="#1f77b4" stroke-width="1.2"/><text x="%d" y="62">no false positive seen (on the axis floor)</text>`, 335, 345)
-	p(`<line x1="%d" x2="%d" y1="58" y2="58" %s/><text x="%d" y="62">lower bound of any filter, 2<tspan dy="-5" font-size="9">&#x2212;bits</tspan></text>`, 610, 640, lowerBoundSty, 646)
+	item(func(x, y int) { p(`<line x1="%d" x2="%d" y1="%d" y2="%d" %s/>`, x, x+24, y, y, theorySty) }, "theory")
+	item(func(x, y int) { p(`<circle cx="%d" cy="%d" r="%.1f" fill="#1f77b4"/>`, x+12, y, markR) }, "measured")
+	item(func(x, y int) {
+		p(`<circle cx="%d" cy="%d" r="%.1f" fill="white" stroke="#1f77b4" stroke-width="1.2"/>`, x+12, y, markR)
+	}, "no false positive seen (on the axis floor)")
+	item(func(x, y int) { p(`<line x1="%d" x2="%d" y1="%d" y2="%d" %s/>`, x, x+24, y, y, boundSty) },
+		`2<tspan dy="-5" font-size="9">&#x2212;bits</tspan><tspan dy="5">: no filter can do better</tspan>`)
+	kx, ky = gridL, 86
+	item(func(x, y int) { p(`<rect x="%d" y="%d" width="24" height="12" fill="%s"/>`, x, y-6, bandFill) },
+		"measured/theory that chance allows (±2σ: probe sampling, and a Bloom filter's own spread)")
+	item(func(x, y int) { p(`<path d="%s" fill="#1f77b4"/>`, triangle(float64(x+12), float64(y-4), true)) },
+		"measured/theory beyond the strip")
 	p("</g>\n")
 
+	// First grid: rate and measured/theory.
+	p(`<text x="%d" y="%d" font-size="14" font-weight="bold">False-positive rate (log scale), and measured/theory under it</text>`+"\n", gridL, top1-30)
 	for i, fam := range fams {
-		px := float64(gridL + (i%panelCols)*(panelW+panelGapX))
-		py := float64(gridT + (i/panelCols)*(panelH+panelGapY))
+		color := palette[i%len(palette)]
+		col, row := i%panelCols, i/panelCols
+		px := float64(gridL + col*(panelW+panelGapX))
+		py := float64(top1 + row*cell1)
+		rt := py + fprH + ratioGap // top of the ratio strip
 		x := func(v float64) float64 { return px + v/xmax*panelW }
 		y := func(v float64) float64 {
 			v = max(v, ymin)
-			return py + (0-math.Log10(v))/(0-math.Log10(ymin))*panelH
+			return py + math.Log10(v)/math.Log10(ymin)*fprH
 		}
-		color := palette[i%len(palette)]
+		yr := func(v float64) float64 {
+			v = min(max(v, ratioMin), ratioMax)
+			return rt + math.Log2(ratioMax/v)/math.Log2(ratioMax/ratioMin)*ratioH
+		}
+		fr := familyRows(rows, fam)
+
+		p(`<g class="panel" data-family="%s">`+"\n", esc(fam))
 		p(`<text x="%.1f" y="%.1f" font-weight="bold" fill="%s">%s</text>`+"\n", px, py-6, color, esc(fam))
-		// Grid: every decade, every 2 bits per key.
-		p(`<g stroke="#ececec" stroke-width="1">`)
+		// Grid lines: every decade, every half x tick; the ratio strip's
+		// at 1/sqrt2 and sqrt2.
+		p(`<g %s>`, gridSty)
 		for d := ymin; d <= 1.0001; d *= 10 {
 			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, px, px+panelW, y(d), y(d))
 		}
-		for v := 0.0; v <= xmax; v += 2 {
-			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), py, py+panelH)
+		for v := 0.0; v <= xmax; v += xstep / 2 {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), py, py+fprH)
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), rt, rt+ratioH)
+		}
+		for _, v := range []float64{math.Sqrt2 / 2, math.Sqrt2} {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, px, px+panelW, yr(v), yr(v))
 		}
 		p("</g>\n")
-		if i%panelCols == 0 {
+		if col == 0 {
 			p(`<g text-anchor="end" font-size="10" fill="#444">`)
 			for d := 1.0; d >= ymin*0.999; d /= 100 {
 				p(`<text x="%.1f" y="%.1f">%s</text>`, px-4, y(d)+3, decadeLabel(d))
 			}
+			for _, v := range []float64{ratioMax, 1, ratioMin} {
+				p(`<text x="%.1f" y="%.1f">%g</text>`, px-4, yr(v)+3, v)
+			}
+			p("</g>\n")
+			p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11" fill="#222">false-positive rate</text>`+"\n", px-48, py+fprH/2)
+			p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11" fill="#222">meas/th</text>`+"\n", px-48, rt+ratioH/2)
+		}
+		p(`<g text-anchor="middle" font-size="10" fill="#444">`)
+		for v := 0.0; v <= xmax; v += xstep {
+			p(`<text x="%.1f" y="%.1f">%g</text>`, x(v), rt+ratioH+13, v)
+		}
+		p("</g>\n")
+		p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" %s/>`+"\n", px, py, panelW, fprH, frameSty)
+		p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" %s/>`+"\n", px, rt, panelW, ratioH, frameSty)
+
+		// The rate panel, clipped to its frame (and a little around it,
+		// for the dots on the floor).
+		p(`<clipPath id="rate%d"><rect x="%.1f" y="%.1f" width="%d" height="%d"/></clipPath>`+"\n", i, px-5, py-5, panelW+10, fprH+10)
+		p(`<g clip-path="url(#rate%d)">`+"\n", i)
+		// The bound, down to the floor of the axis (not along it).
+		var lb []string
+		vEnd := min(xmax, -math.Log2(ymin))
+		for v := 0.0; v < vEnd; v += 0.25 {
+			lb = append(lb, fmt.Sprintf("%.1f,%.1f", x(v), y(math.Pow(2, -v))))
+		}
+		lb = append(lb, fmt.Sprintf("%.1f,%.1f", x(vEnd), y(math.Pow(2, -vEnd))))
+		p(`<polyline class="bound" %s points="%s"/>`+"\n", boundSty, strings.Join(lb, " "))
+		for _, r := range fr {
+			class, fill := "measured", color
+			if r.FalsePositives == 0 {
+				class, fill = "measured none-seen", "white"
+			}
+			tip := fmt.Sprintf("%s: budget %g, actual %.2f bits/key, measured %s (%d of %d), theory %s, meas/th %s, build %.1f ns/key, probe %.1f ns",
+				r.Family, r.Budget, r.ActualBits, pct(r.Measured), r.FalsePositives, r.Absent, theoryText(r.Theory), ratioText(r), r.BuildNs, r.ProbeNs)
+			p(`<circle class="%s" cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.2"><title>%s</title></circle>`+"\n",
+				class, x(r.ActualBits), y(r.Measured), markR, fill, color, esc(tip))
+		}
+		// Theory over the dots, thin, so that a dot on it shows it: a
+		// line where the family's filters grow steadily in size, else a
+		// short stroke at each filter (a line would invent filters in
+		// between).
+		var pts []string
+		steady := len(fr) >= 3
+		for j, r := range fr {
+			if math.IsNaN(r.Theory) || r.Theory <= 0 || (j > 0 && r.ActualBits <= fr[j-1].ActualBits) {
+				steady = false
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.ActualBits), y(r.Theory)))
+		}
+		if steady {
+			p(`<polyline class="theory" %s points="%s"/>`+"\n", theorySty, strings.Join(pts, " "))
+		} else {
+			for _, r := range fr {
+				if !math.IsNaN(r.Theory) && r.Theory > 0 {
+					p(`<line class="theory" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" %s/>`+"\n",
+						x(r.ActualBits)-9, x(r.ActualBits)+9, y(r.Theory), y(r.Theory), theorySty)
+				}
+			}
+		}
+		p("</g>\n")
+
+		// The measured/theory strip.
+		p(`<clipPath id="ratio%d"><rect x="%.1f" y="%.1f" width="%d" height="%d"/></clipPath>`+"\n", i, px-5, rt-1, panelW+10, ratioH+2)
+		p(`<g clip-path="url(#ratio%d)">`+"\n", i)
+		halfW := max(1.5, min(4, panelW/xmax/2*0.9))
+		for _, r := range fr {
+			if e := r.RatioErr(); !math.IsNaN(e) {
+				top, bot := yr(1+e), yr(1-e)
+				p(`<rect class="band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x(r.ActualBits)-halfW, top, 2*halfW, bot-top, bandFill)
+			}
+		}
+		p(`<line class="theory" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" %s/>`+"\n", px, px+panelW, yr(1), yr(1), theorySty)
+		for _, r := range fr {
+			v := r.Ratio()
+			if math.IsNaN(v) {
+				continue
+			}
+			cx := x(r.ActualBits)
+			tip := fmt.Sprintf("%s %g: meas/th %s", r.Family, r.Budget, ratioText(r))
+			switch {
+			case r.FalsePositives == 0:
+				p(`<circle class="ratio none-seen" cx="%.1f" cy="%.1f" r="%.1f" fill="white" stroke="%s" stroke-width="1.2"><title>%s</title></circle>`+"\n",
+					cx, yr(ratioMin), markR, color, esc(tip))
+			case v > ratioMax || v < ratioMin:
+				up := v > ratioMax
+				edge := rt + ratioH
+				if up {
+					edge = rt
+				}
+				p(`<path class="ratio clipped" d="%s" fill="%s"><title>%s</title></path>`+"\n", triangle(cx, edge, up), color, esc(tip))
+			default:
+				p(`<circle class="ratio" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n", cx, yr(v), markR, color, esc(tip))
+			}
+		}
+		p("</g>\n</g>\n")
+	}
+	p(`<text x="%d" y="%d" text-anchor="middle" font-size="12">bits per key (each filter's actual size / keys in it)</text>`+"\n",
+		gridL+usedW/2, top1+rowsN*cell1-cellGapY+30)
+
+	// Second grid: probe time.
+	p(`<text x="%d" y="%d" font-size="14" font-weight="bold">Probe time: ns per absent-key probe (each panel's filter in colour, the others in grey)</text>`+"\n", gridL, sec2)
+	for i, fam := range fams {
+		color := palette[i%len(palette)]
+		col, row := i%panelCols, i/panelCols
+		px := float64(gridL + col*(panelW+panelGapX))
+		py := float64(top2 + row*cell2)
+		x := func(v float64) float64 { return px + v/xmax*panelW }
+		y := func(v float64) float64 { return py + (1-v/nsTop)*speedH }
+
+		p(`<g class="panel" data-family="%s">`+"\n", esc(fam))
+		p(`<text x="%.1f" y="%.1f" font-weight="bold" fill="%s">%s</text>`+"\n", px, py-6, color, esc(fam))
+		p(`<g %s>`, gridSty)
+		for v := nsStep; v < nsTop-nsStep/2; v += nsStep {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, px, px+panelW, y(v), y(v))
+		}
+		for v := 0.0; v <= xmax; v += xstep / 2 {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(v), x(v), py, py+speedH)
+		}
+		p("</g>\n")
+		if col == 0 {
+			p(`<g text-anchor="end" font-size="10" fill="#444">`)
+			for v := 0.0; v <= nsTop+nsStep/2; v += nsStep {
+				p(`<text x="%.1f" y="%.1f">%g ns</text>`, px-4, y(v)+3, v)
+			}
 			p("</g>\n")
 		}
 		p(`<g text-anchor="middle" font-size="10" fill="#444">`)
-		for v := 0.0; v <= xmax; v += math.Max(4, 4*math.Ceil(xmax/24)) {
-			p(`<text x="%.1f" y="%.1f">%g</text>`, x(v), py+panelH+13, v)
+		for v := 0.0; v <= xmax; v += xstep {
+			p(`<text x="%.1f" y="%.1f">%g</text>`, x(v), py+speedH+13, v)
 		}
 		p("</g>\n")
-		p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="none" stroke="#555"/>`+"\n", px, py, panelW, panelH)
-		p(`<defs><clipPath id="panel%d"><rect x="%.1f" y="%.1f" width="%d" height="%d"/></clipPath></defs>`+"\n", i, px-5, py-5, panelW+10, panelH+10)
-		p(`<g clip-path="url(#panel%d)">`+"\n", i)
-		var lb []string
-		for v := 1.0; v <= xmax; v += 0.25 {
-			lb = append(lb, fmt.Sprintf("%.1f,%.1f", x(v), y(math.Pow(2, -v))))
-		}
-		p(`<polyline fill="none" %s points="%s"/>`+"\n", lowerBoundSty, strings.Join(lb, " "))
-		fr := sortedByActual(sortedByBudget(rows, fam))
-		var pts []string
-		for _, r := range fr {
-			if !math.IsNaN(r.Theory) && r.Theory > 0 {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.ActualBits), y(r.Theory)))
-			}
-		}
-		for _, r := range fr {
-			fill, stroke := color, color
-			if r.FalsePositives == 0 {
-				fill = "white"
-			}
-			tip := fmt.Sprintf("%s: budget %g, actual %.2f bits/key, measured %s (%d of %d), theory %s, build %.1f ns/key, probe %.1f ns",
-				r.Family, r.Budget, r.ActualBits, pct(r.Measured), r.FalsePositives, r.Absent, theoryText(r.Theory), r.BuildNs, r.ProbeNs)
-			p(`<g><title>%s</title><circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.2"/></g>`+"\n",
-				esc(tip), x(r.ActualBits), y(r.Measured), fill, stroke)
-		}
-		// Theory over the dots, thin, so a dot on its line shows it.
-		if len(pts) > 1 {
-			p(`<polyline %s points="%s"/>`+"\n", theorySty, strings.Join(pts, " "))
-		}
-		for _, r := range fr {
-			if len(pts) == 1 && !math.IsNaN(r.Theory) && r.Theory > 0 {
-				p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" %s/>`+"\n", x(r.ActualBits)-10, x(r.ActualBits)+10, y(r.Theory), y(r.Theory), theorySty)
+		p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" %s/>`+"\n", px, py, panelW, speedH, frameSty)
+		p(`<g %s>`, contextSty)
+		for _, r := range rows {
+			if r.Family != fam {
+				p(`<circle class="context" cx="%.1f" cy="%.1f" r="2"/>`, x(r.ActualBits), y(r.ProbeNs))
 			}
 		}
 		p("</g>\n")
-	}
-	lastRowB := gridT + (rowsN-1)*(panelH+panelGapY) + panelH
-	p(`<text x="%d" y="%d" text-anchor="middle" font-size="13">bits per key (each filter's actual size / keys in it)</text>`+"\n",
-		gridL+(panelCols*(panelW+panelGapX))/2, lastRowB+30)
-	p(`<text transform="translate(18 %d) rotate(-90)" text-anchor="middle" font-size="13">false-positive rate (log scale)</text>`+"\n",
-		(gridT+lastRowB)/2)
-
-	// The speed side: ns per absent-key probe against bits per key.
-	sw := panelCols*(panelW+panelGapX) - panelGapX - 170
-	sx := func(v float64) float64 { return float64(gridL) + v/xmax*float64(sw) }
-	nsTop := math.Ceil(nsMax/10) * 10
-	sy := func(v float64) float64 { return float64(speedT) + (1-v/nsTop)*speedH }
-	p(`<text x="%d" y="%d" font-size="15" font-weight="bold">Probe time against bits per key (ns per absent-key probe, best of the repeats)</text>`+"\n", gridL, speedT-14)
-	p(`<g stroke="#ececec" stroke-width="1">`)
-	for v := 0.0; v <= nsTop+0.1; v += nsTop / 5 {
-		p(`<line x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, gridL, gridL+sw, sy(v), sy(v))
-	}
-	for v := 0.0; v <= xmax; v += 2 {
-		p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, sx(v), sx(v), speedT, speedT+speedH)
-	}
-	p("</g>\n")
-	p(`<g text-anchor="end" font-size="10" fill="#444">`)
-	for v := 0.0; v <= nsTop+0.1; v += nsTop / 5 {
-		p(`<text x="%d" y="%.1f">%.0f ns</text>`, gridL-4, sy(v)+3, v)
-	}
-	p("</g>\n")
-	p(`<g text-anchor="middle" font-size="10" fill="#444">`)
-	for v := 0.0; v <= xmax; v += 2 {
-		p(`<text x="%.1f" y="%d">%g</text>`, sx(v), speedT+speedH+13, v)
-	}
-	p("</g>\n")
-	p(`<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#555"/>`+"\n", gridL, speedT, sw, speedH)
-	p(`<text x="%d" y="%d" text-anchor="middle" font-size="13">bits per key</text>`+"\n", gridL+sw/2, speedT+speedH+32)
-	ly := float64(speedT + 10)
-	for i, fam := range fams {
-		color := palette[i%len(palette)]
-		fr := sortedByActual(sortedByBudget(rows, fam))
-		var pts []string
-		for _, r := range fr {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(r.ActualBits), sy(r.ProbeNs)))
+		for _, r := range familyRows(rows, fam) {
+			tip := fmt.Sprintf("%s %g: %.2f bits/key, probe %.1f ns, build %.1f ns/key", r.Family, r.Budget, r.ActualBits, r.ProbeNs, r.BuildNs)
+			p(`<circle class="probe-ns" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n", x(r.ActualBits), y(r.ProbeNs), markR, color, esc(tip))
 		}
-		p(`<polyline fill="none" stroke="%s" stroke-width="1.2" opacity="0.7" points="%s"/>`+"\n", color, strings.Join(pts, " "))
-		for _, r := range fr {
-			p(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`, sx(r.ActualBits), sy(r.ProbeNs), color)
-		}
-		p("\n")
-		p(`<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%d" y="%.1f">%s</text>`+"\n",
-			gridL+sw+14, gridL+sw+34, ly, ly, color, gridL+sw+40, ly+4, esc(fam))
-		ly += 18
+		p("</g>\n")
 	}
+	p(`<text x="%d" y="%d" text-anchor="middle" font-size="12">bits per key</text>`+"\n",
+		gridL+usedW/2, top2+rowsN*cell2-cellGapY+30)
 	p("</svg>\n")
 	return bw.Flush()
+}
+
+// niceScale returns an axis top at or above v and a tick step that
+// divides it into at most five parts: 1, 2 or 5 times a power of ten.
+func niceScale(v float64) (top, step float64) {
+	v = max(v, 1)
+	mag := math.Pow(10, math.Floor(math.Log10(v/5)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		step = m * mag
+		if step*5 >= v {
+			break
+		}
+	}
+	return step * math.Ceil(v/step), step
+}
+
+// triangle is an SVG path of a small triangle with its tip at (x, y),
+// pointing up or down.
+func triangle(x, y float64, up bool) string {
+	d := 7.0
+	if !up {
+		d = -d
+	}
+	return fmt.Sprintf("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z", x, y, x-4.5, y+d, x+4.5, y+d)
 }
 
 func theoryText(t float64) string {
@@ -205,6 +340,14 @@ func theoryText(t float64) string {
 		return "n/a"
 	}
 	return pct(t)
+}
+
+func ratioText(r labRow) string {
+	v := r.Ratio()
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f ±%.3f", v, r.RatioErr())
 }
 
 // decadeLabel writes a power of ten as a percentage: 100%, 10%, 1%,
@@ -218,6 +361,23 @@ func decadeLabel(d float64) string {
 		return "0." + strings.Repeat("0", -e-1) + "1%"
 	}
 	return fmt.Sprintf("1e%d%%", e)
+}
+
+// stripTags drops the markup of a key's text, to estimate its width.
+func stripTags(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			in = true
+		case r == '>':
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return strings.ReplaceAll(b.String(), "&#x2212;", "-")
 }
 
 func esc(s string) string {

@@ -113,31 +113,43 @@ func (p *progress) done() {
 // canonicalArgs returns args with each flag that fs knows with underscores
 // but that is spelled with hyphens (--use-existing-db) rewritten to the
 // underscore spelling (--use_existing_db): kvbench's flags keep db_bench's
-// names, and the hyphen spellings work too. Arguments after "--" are left
-// alone.
+// names, and the hyphen spellings work too (kvtool does the same). It reads
+// args as fs.Parse does: the value of a non-boolean flag given as the next
+// argument (--db -my-dir) is a value, not a flag, and the flags end at "--"
+// or at the first argument that is not a flag; nothing after that is
+// rewritten. Flags fs does not know are left for fs.Parse to reject.
 func canonicalArgs(fs *flag.FlagSet, args []string) []string {
 	out := slices.Clone(args)
-	for i, a := range out {
-		if a == "--" {
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
 			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
 		}
 		dashes := 1
 		if a[1] == '-' {
 			dashes = 2
 		}
 		name, value, hasValue := strings.Cut(a[dashes:], "=")
-		if fs.Lookup(name) != nil || !strings.Contains(name, "-") {
-			continue
-		}
-		if alt := strings.ReplaceAll(name, "-", "_"); fs.Lookup(alt) != nil {
-			out[i] = a[:dashes] + alt
-			if hasValue {
-				out[i] += "=" + value
+		f := fs.Lookup(name)
+		if f == nil && strings.Contains(name, "-") {
+			if alt := strings.ReplaceAll(name, "-", "_"); fs.Lookup(alt) != nil {
+				f = fs.Lookup(alt)
+				out[i] = a[:dashes] + alt
+				if hasValue {
+					out[i] += "=" + value
+				}
 			}
+		}
+		if f != nil && !hasValue && !isBoolFlag(f) {
+			i++ // the next argument is this flag's value
 		}
 	}
 	return out
+}
+
+// isBoolFlag reports whether f takes no value argument (-f, -f=false), as
+// package flag decides it.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
