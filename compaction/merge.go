@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // Sink receives a compaction's output entries, in order, and owns the
@@ -19,6 +20,9 @@ type Sink interface {
 	CurrentSize() uint64
 	// Cut finishes the open output table, if any.
 	Cut() error
+	// AddRangeDel adds a range tombstone to the current output table,
+	// starting a new table when none is open.
+	AddRangeDel(start, end []byte, seq uint64) error
 }
 
 // MergeStats count what a merge kept and dropped.
@@ -27,6 +31,49 @@ type MergeStats struct {
 	EntriesOut       int64
 	DroppedShadowed  int64 // older versions no snapshot can see
 	DroppedTombstone int64 // deletions with nothing older below
+	DroppedCovered   int64 // entries a range tombstone deletes for every snapshot
+	RangeDelsIn      int64 // range tombstones of the inputs
+	RangeDelsOut     int64 // range tombstones written (after fragmenting)
+}
+
+// IsBaseLevelForRange reports whether no level below the compaction's
+// output can hold a key in [start, end), so a range tombstone over it has
+// nothing left to delete once the compaction's own inputs are merged.
+func (c *Compaction) IsBaseLevelForRange(v *manifest.Version, start, end []byte) bool {
+	for l := c.OutputLevel() + 1; l < NumLevels; l++ {
+		// Overlaps takes an inclusive end: at worst the tombstone is kept
+		// for a table that starts exactly at end.
+		if len(v.Overlaps(l, start, end)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// outputRangeDels returns the fragments of the inputs' tombstones that the
+// output must keep: every sequence number above smallestSnapshot (some
+// snapshot does not see it), and the newest of the others unless nothing
+// below the output can be covered (the older ones are shadowed by it for
+// every reader).
+func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, smallestSnapshot uint64) []rangedel.Fragment {
+	var out []rangedel.Fragment
+	for _, f := range rd.Fragments() {
+		var seqs []uint64
+		for _, q := range f.Seqs { // newest first
+			if q > smallestSnapshot {
+				seqs = append(seqs, q)
+				continue
+			}
+			if !c.IsBaseLevelForRange(v, f.Start, f.End) {
+				seqs = append(seqs, q)
+			}
+			break
+		}
+		if len(seqs) > 0 {
+			out = append(out, rangedel.Fragment{Start: f.Start, End: f.End, Seqs: seqs})
+		}
+	}
+	return out
 }
 
 // Merge reads the merged inputs of c from it and writes what must survive
@@ -38,7 +85,15 @@ type MergeStats struct {
 // opts.TargetFileSize, or when they would overlap too much of the
 // grandparent level, but never between two versions of one user key, so
 // the tables of a level never share a user key.
-func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Options, smallestSnapshot uint64, sink Sink) (MergeStats, error) {
+//
+// rangeDels holds the range tombstones of the inputs. An entry one of them
+// deletes for every snapshot (its sequence number is at most
+// smallestSnapshot) is dropped; the tombstones themselves are written to
+// the outputs, each in the table whose key range holds it, except those
+// outputRangeDels finds needless. An output is never cut inside a
+// tombstone or at its end, so a table's bounds cover its tombstones and
+// the tables of a level stay disjoint.
+func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *manifest.Version, o *Options, smallestSnapshot uint64, sink Sink) (MergeStats, error) {
 	var (
 		st             MergeStats
 		curKey         []byte // user key of the entries being read
@@ -49,7 +104,62 @@ func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Opti
 		gpIndex        int
 		gpOverlap      uint64
 		seenGrandchild bool
+
+		frags    = outputRangeDels(rangeDels, c, v, smallestSnapshot)
+		nextFrag int    // first fragment not yet written
+		openEnd  []byte // largest end of the tombstones in the open output
+		// cov caches the input fragment around curKey: [covStart, covEnd)
+		// is deleted below covSeq for every snapshot (covSeq 0: nothing),
+		// and keys before covNext need no new search.
+		covStart, covEnd []byte
+		covBuf           []byte // covStart's own copy when not a fragment's
+		covSeq           uint64
+		covOK            bool
 	)
+	st.RangeDelsIn = int64(rangeDels.Len())
+	// writeFrags writes the tombstones that start before limit (all of
+	// them when limit is nil) to the open output.
+	writeFrags := func(limit []byte) error {
+		for ; nextFrag < len(frags) && (limit == nil || bytes.Compare(frags[nextFrag].Start, limit) < 0); nextFrag++ {
+			f := frags[nextFrag]
+			for _, q := range f.Seqs {
+				if err := sink.AddRangeDel(f.Start, f.End, q); err != nil {
+					return err
+				}
+				st.RangeDelsOut++
+			}
+			if openEnd == nil || bytes.Compare(f.End, openEnd) > 0 {
+				openEnd = f.End
+			}
+		}
+		return nil
+	}
+	// coveredSeq returns the newest tombstone sequence number at most
+	// smallestSnapshot that covers ukey (0 when none).
+	coveredSeq := func(ukey []byte) uint64 {
+		if rangeDels.Len() == 0 {
+			return 0
+		}
+		if covOK && bytes.Compare(covStart, ukey) <= 0 && (covEnd == nil || bytes.Compare(ukey, covEnd) < 0) {
+			return covSeq
+		}
+		frag, ok, next := rangeDels.FragmentAt(ukey)
+		covOK = true
+		if !ok {
+			// Nothing covers [ukey, next).
+			covBuf = append(covBuf[:0], ukey...)
+			covStart, covEnd, covSeq = covBuf, next, 0
+			return 0
+		}
+		covStart, covEnd, covSeq = frag.Start, frag.End, 0
+		for _, q := range frag.Seqs {
+			if q <= smallestSnapshot {
+				covSeq = q
+				break
+			}
+		}
+		return covSeq
+	}
 	for ok := it.First(); ok; ok = it.Next() {
 		ikey := it.Key()
 		st.EntriesIn++
@@ -71,6 +181,9 @@ func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Opti
 		case kind == base.KindDelete && seq <= smallestSnapshot && c.IsBaseLevelForKey(v, ukey):
 			drop = true
 			st.DroppedTombstone++
+		case seq < coveredSeq(ukey):
+			drop = true
+			st.DroppedCovered++
 		}
 		lastSeqForKey = seq
 		if drop {
@@ -79,6 +192,11 @@ func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Opti
 
 		newUserKey := !haveOut || !bytes.Equal(ukey, lastOutKey)
 		if newUserKey {
+			// Tombstones starting before this key belong with the keys
+			// before it.
+			if err := writeFrags(ukey); err != nil {
+				return st, err
+			}
 			// Advance through the grandparents this key has passed.
 			for gpIndex < len(c.Grandparents) && base.CompareInternal(ikey, c.Grandparents[gpIndex].Largest) > 0 {
 				if seenGrandchild {
@@ -88,11 +206,13 @@ func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Opti
 			}
 			seenGrandchild = true
 			size := sink.CurrentSize()
-			if size > 0 && (size >= o.TargetFileSize || gpOverlap > o.maxGrandparentOverlap()) {
+			inTombstone := openEnd != nil && bytes.Compare(openEnd, ukey) >= 0
+			if size > 0 && !inTombstone && (size >= o.TargetFileSize || gpOverlap > o.maxGrandparentOverlap()) {
 				if err := sink.Cut(); err != nil {
 					return st, err
 				}
 				gpOverlap = 0
+				openEnd = nil
 			}
 		}
 		if err := sink.Add(ikey, it.Value()); err != nil {
@@ -106,6 +226,9 @@ func Merge(it base.InternalIterator, c *Compaction, v *manifest.Version, o *Opti
 	}
 	if err := it.Error(); err != nil {
 		return st, fmt.Errorf("reading compaction inputs: %w", err)
+	}
+	if err := writeFrags(nil); err != nil {
+		return st, err
 	}
 	return st, sink.Cut()
 }

@@ -3,9 +3,11 @@ package memtable
 import (
 	"bytes"
 	"encoding/binary"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // maxHeight bounds the towers; with a branching factor of 4 it comfortably
@@ -21,10 +23,13 @@ type MemTable struct {
 	height atomic.Int32             // levels in use, 1..maxHeight
 	count  atomic.Int64
 	size   atomic.Int64
+	// rangeDels is the published list of range tombstones (nil: none).
+	rangeDels atomic.Pointer[rangeDelList]
 
 	// Writer-only state.
-	rng uint64
-	w   arenaWriter
+	tombs []rangedel.Tombstone
+	rng   uint64
+	w     arenaWriter
 }
 
 // New returns an empty memtable.
@@ -119,6 +124,50 @@ func (m *MemTable) Add(seq uint64, kind base.Kind, ukey, value []byte) {
 	m.size.Add(int64(size + len(value) - inline))
 }
 
+// rangeDelList is one published prefix of a memtable's tombstones; its
+// Set is built on first use, so a run of DeleteRange calls with no read in
+// between builds nothing.
+type rangeDelList struct {
+	ts   []rangedel.Tombstone
+	once sync.Once
+	set  *rangedel.Set
+}
+
+// AddRangeDel records the range tombstone [start, end)#seq, copying both
+// keys. Like Add, calls must not overlap each other or Add; readers may
+// run concurrently. It adds len(start)+len(end)+MaxEntryOverhead at most
+// to ApproximateMemoryUsage. start must sort before end.
+func (m *MemTable) AddRangeDel(seq uint64, start, end []byte) {
+	keys := make([]byte, 0, len(start)+len(end))
+	keys = append(append(keys, start...), end...)
+	t := rangedel.Tombstone{Start: keys[:len(start):len(start)], End: keys[len(start):], Seq: seq}
+	// Readers hold earlier prefixes of m.tombs, which append never changes.
+	m.tombs = append(m.tombs, t)
+	m.rangeDels.Store(&rangeDelList{ts: m.tombs[:len(m.tombs):len(m.tombs)]})
+	m.count.Add(1)
+	m.size.Add(int64(len(keys) + MaxEntryOverhead))
+}
+
+// RangeDels returns the memtable's range tombstones as of the call, nil
+// when it holds none. The set does not change afterwards; tombstones added
+// later are in later calls' sets.
+func (m *MemTable) RangeDels() *rangedel.Set {
+	l := m.rangeDels.Load()
+	if l == nil {
+		return nil
+	}
+	l.once.Do(func() { l.set = rangedel.Build(l.ts) })
+	return l.set
+}
+
+// NumRangeDels returns the number of range tombstones added.
+func (m *MemTable) NumRangeDels() int {
+	if l := m.rangeDels.Load(); l != nil {
+		return len(l.ts)
+	}
+	return 0
+}
+
 // findSplice returns, for every level, the last node before the key
 // (ukey, trailer) and its successor there: the links a new node goes
 // between. Levels at or above the list's height get (head, nil).
@@ -160,21 +209,29 @@ func (m *MemTable) findSplice(ukey []byte, trailer uint64) (prevs, nexts [maxHei
 // as of seq. value aliases memtable memory, which is never modified: callers
 // that keep it past the memtable's life copy it. Get does not allocate.
 func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, found bool) {
+	value, _, kind, found = m.GetEntry(ukey, seq)
+	return value, kind, found
+}
+
+// GetEntry is Get that also returns the entry's sequence number, which a
+// read must compare with the range tombstones that cover ukey.
+func (m *MemTable) GetEntry(ukey []byte, seq uint64) (value []byte, entrySeq uint64, kind base.Kind, found bool) {
 	if seq > base.MaxSeqNum {
 		seq = base.MaxSeqNum
 	}
 	r := reader{m: m, slabs: *m.slabs.Load()}
 	_, next := r.findLT(ukey, base.MakeTrailer(seq, base.KindSeek), nil, nil)
 	if next == nilRef {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	nd := r.node(next)
 	ik := nodeIKey(nd)
 	n := len(ik) - base.TrailerLen
 	if !bytes.Equal(ik[:n], ukey) {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
-	return r.value(nd), base.Kind(ik[n]), true // the trailer's low byte is the kind
+	t := binary.LittleEndian.Uint64(ik[n:])
+	return r.value(nd), t >> 8, base.Kind(t), true
 }
 
 // ApproximateMemoryUsage returns the bytes held by the entries: node
@@ -184,7 +241,7 @@ func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, f
 // the true footprint is somewhat larger (see arena.go).
 func (m *MemTable) ApproximateMemoryUsage() int { return int(m.size.Load()) }
 
-// Len returns the number of entries.
+// Len returns the number of entries: point entries and range tombstones.
 func (m *MemTable) Len() int { return int(m.count.Load()) }
 
 // Empty reports whether the memtable holds no entries.

@@ -51,6 +51,11 @@ const (
 	// MetaPropertiesKey names the properties block in the metaindex.
 	MetaPropertiesKey = "bloomkv.properties"
 
+	// MetaRangeDelKey names the range-deletion block in the metaindex: the
+	// table's range tombstones, encoded by rangedel.Encode. A table without
+	// tombstones has no such block.
+	MetaRangeDelKey = "bloomkv.rangedel"
+
 	// MetaFilterPrefix, followed by the filter policy's name, names the
 	// filter block in the metaindex.
 	MetaFilterPrefix = "filter."

@@ -13,6 +13,7 @@ import (
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // seedBlock returns a small valid data block and a key inside it.
@@ -92,6 +93,8 @@ func FuzzTable(f *testing.F) {
 	empty, _ := buildTable(f, nil, WriterOptions{})
 	f.Add(empty)
 	f.Add([]byte{})
+	f.Add(rangeDelTable(f, randomModel(rand.New(rand.NewSource(7)), 12, 4, 24), seedRangeDels))
+	f.Add(rangeDelTable(f, nil, seedRangeDels))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzTable(t, data, false)
 		fuzzTable(t, data, true)
@@ -115,6 +118,15 @@ func fuzzTable(t *testing.T, data []byte, skipChecksums bool) {
 	}
 	defer r.Close()
 	_ = r.VerifyChecksums()
+	if ts := r.RangeDels(); len(ts) > 0 {
+		// What NewReader accepted is canonical and builds a set.
+		for i := range ts {
+			if bytes.Compare(ts[i].Start, ts[i].End) >= 0 || i > 0 && bytes.Compare(ts[i-1].Start, ts[i].Start) > 0 {
+				t.Fatalf("tombstone %d %v accepted out of order or empty", i, ts[i])
+			}
+		}
+		rangedel.Build(ts).MaxSeq([]byte("k"), base.MaxSeqNum)
+	}
 	it := r.NewIterator()
 	var keys [][]byte
 	for ok := it.First(); ok; ok = it.Next() {

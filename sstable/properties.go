@@ -24,6 +24,7 @@ const (
 	PropNumDataBlocks    = "bloomkv.num.data.blocks"     // uvarint
 	PropNumDeletions     = "bloomkv.num.deletions"       // uvarint
 	PropNumEntries       = "bloomkv.num.entries"         // uvarint
+	PropNumRangeDels     = "bloomkv.num.range-deletions" // uvarint, absent when 0
 	PropRawKeySize       = "bloomkv.raw.key.size"        // uvarint
 	PropRawValueSize     = "bloomkv.raw.value.size"      // uvarint
 	PropSmallestKey      = "bloomkv.smallest.key"        // internal key
@@ -34,6 +35,9 @@ const (
 type Properties struct {
 	// NumEntries counts all entries; NumDeletions those of kind Delete.
 	NumEntries, NumDeletions uint64
+	// NumRangeDeletions counts the range tombstones of the range-deletion
+	// block (not among NumEntries).
+	NumRangeDeletions uint64
 	// NumDataBlocks counts the data blocks.
 	NumDataBlocks uint64
 	// RawKeySize and RawValueSize sum the lengths of the internal keys and
@@ -53,8 +57,9 @@ type Properties struct {
 	// FilterBitsPerKey is FilterSize*8/NumEntries (0 with no filter or no
 	// entries), rounded to 4 decimals.
 	FilterBitsPerKey float64
-	// Smallest and Largest are the first and last internal keys, nil in an
-	// empty table.
+	// Smallest and Largest are the first and last internal keys of the
+	// point entries, nil when there are none. (A table's bounds in the
+	// MANIFEST also cover its range tombstones.)
 	Smallest, Largest []byte
 	// Compression is the name of the data block compression: "snappy" or
 	// "none".
@@ -67,6 +72,9 @@ type Properties struct {
 func (p *Properties) String() string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "entries: %d (deletions %d)\n", p.NumEntries, p.NumDeletions)
+	if p.NumRangeDeletions > 0 {
+		fmt.Fprintf(&b, "range deletions: %d\n", p.NumRangeDeletions)
+	}
 	fmt.Fprintf(&b, "data blocks: %d, data size %d, index size %d\n", p.NumDataBlocks, p.DataSize, p.IndexSize)
 	fmt.Fprintf(&b, "raw key size: %d, raw value size: %d\n", p.RawKeySize, p.RawValueSize)
 	fmt.Fprintf(&b, "filter: %q, %d bytes, %.4f bits/key\n", p.FilterPolicy, p.FilterSize, p.FilterBitsPerKey)
@@ -91,6 +99,9 @@ func (p *Properties) encode() [][2][]byte {
 		{[]byte(PropNumEntries), u(p.NumEntries)},
 		{[]byte(PropRawKeySize), u(p.RawKeySize)},
 		{[]byte(PropRawValueSize), u(p.RawValueSize)},
+	}
+	if p.NumRangeDeletions > 0 {
+		kv = append(kv, [2][]byte{[]byte(PropNumRangeDels), u(p.NumRangeDeletions)})
 	}
 	if p.Smallest != nil || p.Largest != nil {
 		kv = append(kv, [2][]byte{[]byte(PropSmallestKey), p.Smallest}, [2][]byte{[]byte(PropLargestKey), p.Largest})
@@ -137,6 +148,8 @@ func decodeProperties(block []byte) (*Properties, error) {
 			dst = &p.NumDeletions
 		case PropNumEntries:
 			dst = &p.NumEntries
+		case PropNumRangeDels:
+			dst = &p.NumRangeDeletions
 		case PropRawKeySize:
 			dst = &p.RawKeySize
 		case PropRawValueSize:

@@ -13,6 +13,7 @@ import (
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/golang/snappy"
 )
 
@@ -76,6 +77,7 @@ type Reader struct {
 	index      []byte
 	filterData []byte
 	policy     filter.Policy // nil: no usable filter
+	rangeDels  []rangedel.Tombstone
 
 	dataEnd uint64 // data blocks lie in [0, dataEnd)
 	closed  bool
@@ -118,7 +120,7 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	propsHandle, filterHandle, filterName, metaStart, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
+	propsHandle, filterHandle, rangeDelHandle, filterName, metaStart, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +134,21 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	}
 	if r.props.FormatVersion != ft.version {
 		return nil, base.CorruptionErrorf("sstable: properties say format version %d, footer %d", r.props.FormatVersion, ft.version)
+	}
+	if (rangeDelHandle != blockHandle{}) != (r.props.NumRangeDeletions > 0) {
+		return nil, base.CorruptionErrorf("sstable: properties count %d range deletions, metaindex disagrees", r.props.NumRangeDeletions)
+	}
+	if r.props.NumRangeDeletions > 0 {
+		b, err := r.readBlock(rangeDelHandle)
+		if err != nil {
+			return nil, err
+		}
+		if r.rangeDels, err = rangedel.Decode(b); err != nil {
+			return nil, err
+		}
+		if uint64(len(r.rangeDels)) != r.props.NumRangeDeletions {
+			return nil, base.CorruptionErrorf("sstable: properties count %d range deletions, the block holds %d", r.props.NumRangeDeletions, len(r.rangeDels))
+		}
 	}
 	if filterName != "" {
 		if p := findPolicy(o.Filters, filterName); p != nil {
@@ -160,7 +177,7 @@ func findPolicy(ps []filter.Policy, name string) filter.Policy {
 // parseMetaindex finds the properties and filter handles, checks that every
 // meta block lies before the metaindex, and returns the lowest offset of any
 // meta block, where the data blocks must end.
-func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt blockHandle, filterName string, metaStart uint64, err error) {
+func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt, rangeDel blockHandle, filterName string, metaStart uint64, err error) {
 	var it blockIter
 	if err = it.init(true, block); err != nil {
 		return
@@ -170,7 +187,7 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt 
 	for ok := it.First(); ok; ok = it.Next() {
 		name := string(it.Key())
 		isFilter := strings.HasPrefix(name, MetaFilterPrefix)
-		if name != MetaPropertiesKey && !isFilter {
+		if name != MetaPropertiesKey && name != MetaRangeDelKey && !isFilter {
 			continue // a block this version does not know
 		}
 		h, n, herr := decodeHandle(it.Value())
@@ -197,6 +214,12 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt 
 				return
 			}
 			filt = h
+		} else if name == MetaRangeDelKey {
+			if h.size == 0 {
+				err = base.CorruptionErrorf("sstable: empty range-deletion block")
+				return
+			}
+			rangeDel = h
 		} else {
 			props = h
 			haveProps = true
@@ -534,6 +557,10 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 // them.
 func (r *Reader) Properties() *Properties { return r.props }
 
+// RangeDels returns the table's range tombstones in canonical order (nil
+// when it has none). The caller must not modify them.
+func (r *Reader) RangeDels() []rangedel.Tombstone { return r.rangeDels }
+
 // HasFilter reports whether the table has a filter this reader can use.
 func (r *Reader) HasFilter() bool { return r.policy != nil }
 
@@ -616,8 +643,15 @@ var getItersPool sync.Pool
 // (non-nil, even when empty), and it is the only allocation: the block
 // the value was found in is released, and recycled once evicted.
 func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found bool, err error) {
+	value, _, kind, found, err = r.GetEntry(seek, ukey)
+	return value, kind, found, err
+}
+
+// GetEntry is Get that also returns the entry's sequence number, which a
+// read must compare with the range tombstones that cover ukey.
+func (r *Reader) GetEntry(seek, ukey []byte) (value []byte, seq uint64, kind base.Kind, found bool, err error) {
 	if r.closed {
-		return nil, 0, false, errClosed
+		return nil, 0, 0, false, errClosed
 	}
 	its, _ := getItersPool.Get().(*getIters)
 	if its == nil {
@@ -626,41 +660,41 @@ func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found boo
 	defer getItersPool.Put(its)
 	idx, data := &its.idx, &its.data
 	if err := idx.init(false, r.index); err != nil {
-		return nil, 0, false, err
+		return nil, 0, 0, false, err
 	}
 	for valid := idx.SeekGE(seek); valid; valid = idx.Next() {
 		h, _, err := decodeHandle(idx.Value())
 		if err != nil {
-			return nil, 0, false, err
+			return nil, 0, 0, false, err
 		}
 		b, err := r.readDataBlock(h)
 		if err != nil {
-			return nil, 0, false, err
+			return nil, 0, 0, false, err
 		}
 		if err := data.init(false, b.Data()); err != nil {
 			b.Release()
-			return nil, 0, false, err
+			return nil, 0, 0, false, err
 		}
 		if data.SeekGE(seek) {
-			k, _, kind, ok := base.ParseInternalKey(data.Key())
+			k, eseq, kind, ok := base.ParseInternalKey(data.Key())
 			switch {
 			case !ok:
 				err = base.CorruptionErrorf("sstable: malformed internal key in a data block")
 			case bytes.Equal(k, ukey):
-				found = true
+				found, seq = true, eseq
 				v := data.Value()
 				value = append(make([]byte, 0, len(v)), v...)
 			}
 			b.Release() // data is re-initialized before its next use
-			return value, kind, found, err
+			return value, seq, kind, found, err
 		}
 		err = data.Error()
 		b.Release()
 		if err != nil {
-			return nil, 0, false, err
+			return nil, 0, 0, false, err
 		}
 	}
-	return nil, 0, false, idx.Error()
+	return nil, 0, 0, false, idx.Error()
 }
 
 // NewIterator returns an iterator over the whole table. It reads data

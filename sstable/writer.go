@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/golang/snappy"
 )
 
@@ -64,6 +66,8 @@ type Writer struct {
 
 	props   Properties
 	lastKey []byte
+
+	rangeDels []rangedel.Tombstone
 
 	// After a data block is written, its index entry waits for the first
 	// key of the next block, so the separator can be shortened.
@@ -215,6 +219,24 @@ func (w *Writer) writeBlock(block []byte, compress bool) (blockHandle, error) {
 	return h, nil
 }
 
+// AddRangeDel adds the range tombstone [start, end)#seq to the table's
+// range-deletion block. Tombstones may come in any order, before, between
+// or after the point entries; start must sort before end and seq be at
+// most base.MaxSeqNum. The Writer copies both keys.
+func (w *Writer) AddRangeDel(start, end []byte, seq uint64) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.finished {
+		return errFinished
+	}
+	if bytes.Compare(start, end) >= 0 || seq > base.MaxSeqNum {
+		return fmt.Errorf("sstable: bad range tombstone [%q, %q)#%d", start, end, seq)
+	}
+	w.rangeDels = append(w.rangeDels, rangedel.Tombstone{Start: bytes.Clone(start), End: bytes.Clone(end), Seq: seq})
+	return nil
+}
+
 // Finish writes the last data block, the filter, properties, metaindex and
 // index blocks and the footer, and returns the table's properties. It does
 // not sync or close the underlying writer. The Writer can't be used after.
@@ -263,6 +285,17 @@ func (w *Writer) Finish() (*Properties, error) {
 			return nil, w.err
 		}
 	}
+	var rangeDelHandle blockHandle
+	if len(w.rangeDels) > 0 {
+		rangedel.Sort(w.rangeDels)
+		w.rangeDels = slices.CompactFunc(w.rangeDels, func(a, b rangedel.Tombstone) bool {
+			return a.Seq == b.Seq && bytes.Equal(a.Start, b.Start) && bytes.Equal(a.End, b.End)
+		})
+		p.NumRangeDeletions = uint64(len(w.rangeDels))
+		if rangeDelHandle, w.err = w.writeBlock(rangedel.Encode(nil, w.rangeDels), false); w.err != nil {
+			return nil, w.err
+		}
+	}
 
 	for _, kv := range p.encode() {
 		meta.add(kv[0], kv[1])
@@ -275,6 +308,11 @@ func (w *Writer) Finish() (*Properties, error) {
 
 	meta.reset()
 	meta.add([]byte(MetaPropertiesKey), appendHandle(nil, propsHandle))
+	// The metaindex keys must be added in order: "bloomkv.properties" <
+	// "bloomkv.rangedel" < "filter.".
+	if len(w.rangeDels) > 0 {
+		meta.add([]byte(MetaRangeDelKey), appendHandle(nil, rangeDelHandle))
+	}
 	if w.filter != nil {
 		meta.add([]byte(MetaFilterPrefix+p.FilterPolicy), appendHandle(nil, filterHandle))
 	}

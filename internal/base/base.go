@@ -16,6 +16,13 @@ const (
 	KindDelete Kind = 0
 	KindSet    Kind = 1
 
+	// KindRangeDelete marks a range tombstone (DB.DeleteRange). Range
+	// tombstones never appear among the point entries of a memtable, a
+	// data block or an iterator, so KindMax excludes it; it appears in WAL
+	// batches (key: start, value: end) and in the bounds of tables that
+	// hold tombstones (ParseBoundKey).
+	KindRangeDelete Kind = 2
+
 	// KindMax is the largest valid kind; KindSeek is used to build seek keys.
 	KindMax  = KindSet
 	KindSeek = KindSet
@@ -28,6 +35,8 @@ func (k Kind) String() string {
 		return "DEL"
 	case KindSet:
 		return "SET"
+	case KindRangeDelete:
+		return "RANGEDEL"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }
@@ -82,6 +91,21 @@ func ParseInternalKey(ikey []byte) (ukey []byte, seq uint64, kind Kind, ok bool)
 	return ikey[:n:n], t >> 8, kind, true
 }
 
+// ParseBoundKey is ParseInternalKey for the bounds of a table, which may
+// also be of kind KindRangeDelete: the start or end of a range tombstone.
+func ParseBoundKey(ikey []byte) (ukey []byte, seq uint64, kind Kind, ok bool) {
+	n := len(ikey) - TrailerLen
+	if n < 0 {
+		return nil, 0, 0, false
+	}
+	t := binary.LittleEndian.Uint64(ikey[n:])
+	kind = Kind(t & 0xff)
+	if kind > KindRangeDelete {
+		return nil, 0, 0, false
+	}
+	return ikey[:n:n], t >> 8, kind, true
+}
+
 // UserKey returns the user-key part of an internal key. ikey must be at
 // least TrailerLen long (callers validate with ParseInternalKey first).
 func UserKey(ikey []byte) []byte {
@@ -121,7 +145,7 @@ func CompareInternal(a, b []byte) int {
 
 // FormatInternalKey renders an internal key for logs and tools.
 func FormatInternalKey(ikey []byte) string {
-	ukey, seq, kind, ok := ParseInternalKey(ikey)
+	ukey, seq, kind, ok := ParseBoundKey(ikey)
 	if !ok {
 		return fmt.Sprintf("<malformed %q>", ikey)
 	}

@@ -12,6 +12,7 @@
 package logrec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -65,7 +66,9 @@ func Classify(rec []byte) (t Type, prev uint64) {
 	return Batch, 0
 }
 
-// Op is one write of a batch; Key and Value alias the record.
+// Op is one write of a batch; Key and Value alias the record. For a range
+// deletion (base.KindRangeDelete) Key is the range's start and Value its
+// end, exclusive.
 type Op struct {
 	Kind       base.Kind
 	Key, Value []byte
@@ -87,7 +90,7 @@ func ForEachOp(rep []byte, fn func(op Op) error) error {
 	for len(p) > 0 {
 		kind := base.Kind(p[0])
 		p = p[1:]
-		if kind > base.KindMax {
+		if kind > base.KindMax && kind != base.KindRangeDelete {
 			return base.CorruptionErrorf("batch record %d has unknown kind %d", n, kind)
 		}
 		key, rest, err := readLengthPrefixed(p)
@@ -96,12 +99,15 @@ func ForEachOp(rep []byte, fn func(op Op) error) error {
 		}
 		p = rest
 		var value []byte
-		if kind == base.KindSet {
+		if kind == base.KindSet || kind == base.KindRangeDelete {
 			value, rest, err = readLengthPrefixed(p)
 			if err != nil {
 				return fmt.Errorf("batch record %d value: %w", n, err)
 			}
 			p = rest
+		}
+		if kind == base.KindRangeDelete && bytes.Compare(key, value) >= 0 {
+			return base.CorruptionErrorf("batch record %d deletes the empty range [%q, %q)", n, key, value)
 		}
 		if fn != nil {
 			if err := fn(Op{kind, key, value}); err != nil {

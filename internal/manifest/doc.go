@@ -21,6 +21,8 @@
 //	9  prev log number  uvarint
 //	10 new file         level, file number, size, smallest internal key,
 //	                    largest internal key, smallest seq, largest seq
+//	11 new file with    tag 10's payload, then the number of range
+//	   range tombstones tombstones in the table (>= 1)
 //
 // The tag numbers follow LevelDB's where the payload is the same; LevelDB's
 // tag 7 (a new file without sequence numbers) and tag 8 are not used, and
@@ -32,7 +34,9 @@
 // # Invariants
 //
 // A FileMetadata describes an immutable table: Smallest and Largest are
-// well-formed internal keys with Smallest <= Largest (base.CompareInternal),
+// well-formed internal keys (of kind KindRangeDelete too, for a table whose
+// range tombstones reach past its entries) with Smallest <= Largest
+// (base.CompareInternal),
 // SmallestSeq <= LargestSeq <= base.MaxSeqNum, and the sequence numbers of
 // Smallest and Largest lie in [SmallestSeq, LargestSeq]. Decode and
 // Builder.Apply enforce this.

@@ -21,6 +21,13 @@ const (
 	tagDeletedFile    = 6
 	tagPrevLogNumber  = 9
 	tagNewFile        = 10
+	// tagNewFileRangeDels is tagNewFile followed by the number of range
+	// tombstones the table holds (at least one). Tables without any are
+	// written with tagNewFile, so stores that never used DeleteRange keep
+	// the encoding of earlier versions; a store with a range tombstone is
+	// refused by a version that does not know them ("unknown tag 11")
+	// instead of being read without its tombstones.
+	tagNewFileRangeDels = 11
 )
 
 // NewFileEntry is a table added to a level by a VersionEdit.
@@ -104,7 +111,11 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	}
 	for _, n := range e.NewFiles {
 		m := n.Meta
-		dst = binary.AppendUvarint(dst, tagNewFile)
+		if m.RangeDels > 0 {
+			dst = binary.AppendUvarint(dst, tagNewFileRangeDels)
+		} else {
+			dst = binary.AppendUvarint(dst, tagNewFile)
+		}
 		dst = binary.AppendUvarint(dst, uint64(n.Level))
 		dst = binary.AppendUvarint(dst, m.FileNum)
 		dst = binary.AppendUvarint(dst, m.Size)
@@ -112,6 +123,9 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = appendBytes(dst, m.Largest)
 		dst = binary.AppendUvarint(dst, m.SmallestSeq)
 		dst = binary.AppendUvarint(dst, m.LargestSeq)
+		if m.RangeDels > 0 {
+			dst = binary.AppendUvarint(dst, m.RangeDels)
+		}
 	}
 	return dst
 }
@@ -216,7 +230,7 @@ func (e *VersionEdit) Decode(src []byte) error {
 				return err
 			}
 			out.DeletedFiles = append(out.DeletedFiles, DeletedFileEntry{Level: level, FileNum: num})
-		case tagNewFile:
+		case tagNewFile, tagNewFileRangeDels:
 			level, err := d.level()
 			if err != nil {
 				return err
@@ -239,6 +253,14 @@ func (e *VersionEdit) Decode(src []byte) error {
 			}
 			if m.LargestSeq, err = d.uvarint("largest seq"); err != nil {
 				return err
+			}
+			if tag == tagNewFileRangeDels {
+				if m.RangeDels, err = d.uvarint("range tombstones"); err != nil {
+					return err
+				}
+				if m.RangeDels == 0 {
+					return d.errorf("file %d: tagged with range tombstones but holds none", m.FileNum)
+				}
 			}
 			if err := m.check(); err != nil {
 				return d.errorf("file %d: %v", m.FileNum, err)

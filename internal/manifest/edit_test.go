@@ -42,6 +42,35 @@ func TestEditRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEditRangeDels: a table with range tombstones is written under its
+// own tag (a store without any keeps the old encoding), and a count of
+// zero under that tag is corruption.
+func TestEditRangeDels(t *testing.T) {
+	m := &FileMetadata{FileNum: 7, Size: 100, SmallestSeq: 3, LargestSeq: 9,
+		Smallest: base.MakeInternalKey([]byte("a"), 9, base.KindRangeDelete),
+		Largest:  base.MakeInternalKey([]byte("m"), 9, base.KindRangeDelete)}
+	plain := (&VersionEdit{NewFiles: []NewFileEntry{{Level: 1, Meta: m}}}).Encode(nil)
+	if plain[0] != tagNewFile {
+		t.Fatalf("a table without tombstones got tag %d", plain[0])
+	}
+	m.RangeDels = 2
+	enc := (&VersionEdit{NewFiles: []NewFileEntry{{Level: 1, Meta: m}}}).Encode(nil)
+	if enc[0] != tagNewFileRangeDels || enc[len(enc)-1] != 2 {
+		t.Fatalf("a table with tombstones: % x", enc)
+	}
+	var got VersionEdit
+	if err := got.Decode(enc); err != nil || got.NewFiles[0].Meta.RangeDels != 2 {
+		t.Fatalf("Decode: %v %+v", err, got.NewFiles)
+	}
+	enc[len(enc)-1] = 0
+	if err := got.Decode(enc); !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("a zero count under tag %d: %v", tagNewFileRangeDels, err)
+	}
+	if err := got.Decode(enc[:len(enc)-1]); !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("a missing count: %v", err)
+	}
+}
+
 func TestEditEmpty(t *testing.T) {
 	var e VersionEdit
 	if enc := e.Encode(nil); len(enc) != 0 {

@@ -69,7 +69,7 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 	if string(a) == string(b) && k1 < k2 {
 		k1, k2 = k2, k1
 	}
-	return &FileMetadata{
+	m := &FileMetadata{
 		FileNum:     randUint(rng),
 		Size:        randUint(rng),
 		Smallest:    base.MakeInternalKey(a, k1, base.KindSet),
@@ -77,6 +77,15 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 		SmallestSeq: s1,
 		LargestSeq:  s2,
 	}
+	if rng.Intn(3) == 0 {
+		// A table with range tombstones: bounds of kind RANGEDEL.
+		m.RangeDels = 1 + uint64(rng.Intn(1000))
+		m.Largest = base.MakeInternalKey(b, k2, base.KindRangeDelete)
+		if string(a) != string(b) && rng.Intn(2) == 0 {
+			m.Smallest = base.MakeInternalKey(a, k1, base.KindRangeDelete)
+		}
+	}
+	return m
 }
 
 // randEdit returns a random edit that Decode accepts.

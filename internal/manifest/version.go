@@ -21,15 +21,21 @@ type FileMetadata struct {
 	// SmallestSeq and LargestSeq bound the sequence numbers of the table's
 	// entries.
 	SmallestSeq, LargestSeq uint64
+	// RangeDels is the number of range tombstones in the table's
+	// range-deletion block (0: none). A table with tombstones has bounds
+	// that cover them: Smallest may be a tombstone's start and Largest a
+	// tombstone's end (kind base.KindRangeDelete), which the tombstone
+	// excludes, so the table claims one user key more than it holds.
+	RangeDels uint64
 }
 
 // check reports whether m meets the invariants in the package documentation.
 func (m *FileMetadata) check() error {
-	_, sseq, _, ok := base.ParseInternalKey(m.Smallest)
+	_, sseq, _, ok := base.ParseBoundKey(m.Smallest)
 	if !ok {
 		return fmt.Errorf("smallest key %q is not an internal key", m.Smallest)
 	}
-	_, lseq, _, ok := base.ParseInternalKey(m.Largest)
+	_, lseq, _, ok := base.ParseBoundKey(m.Largest)
 	if !ok {
 		return fmt.Errorf("largest key %q is not an internal key", m.Largest)
 	}
@@ -55,9 +61,13 @@ func (m *FileMetadata) largestUkey() []byte  { return base.UserKey(m.Largest) }
 
 // String renders m as "num size [smallest .. largest] seqs=[s,l]".
 func (m *FileMetadata) String() string {
-	return fmt.Sprintf("%06d size=%d [%s .. %s] seqs=[%d,%d]", m.FileNum, m.Size,
+	s := fmt.Sprintf("%06d size=%d [%s .. %s] seqs=[%d,%d]", m.FileNum, m.Size,
 		base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest),
 		m.SmallestSeq, m.LargestSeq)
+	if m.RangeDels > 0 {
+		s += fmt.Sprintf(" rangedels=%d", m.RangeDels)
+	}
+	return s
 }
 
 // Version is the set of live tables, per level, at one point in the
