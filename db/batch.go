@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -18,7 +19,8 @@ const batchHeaderLen = logrec.BatchHeaderLen
 //
 // Its encoding is also the WAL record: a 12-byte header (sequence number,
 // count) then, per write, a kind byte, the varint-prefixed key and, for
-// puts, the varint-prefixed value.
+// puts, the varint-prefixed value (for range deletions, the varint-prefixed
+// end of the range).
 //
 // A write over a size limit (MaxKeySize, MaxValueSize, MaxBatchSize,
 // MaxBatchCount) is not added: the batch records the first such error,
@@ -63,6 +65,41 @@ func (b *Batch) Delete(key []byte) {
 	b.rep = append(b.rep, byte(base.KindDelete))
 	b.rep = binary.AppendUvarint(b.rep, uint64(len(key)))
 	b.rep = append(b.rep, key...)
+}
+
+// DeleteRange adds a deletion of every key in [start, end) to the batch:
+// the keys written before it (in earlier batches, or earlier in this one)
+// are gone for every read that sees the batch, and keys written after it
+// are not affected. The batch copies both keys. An empty range (start ==
+// end) adds nothing; an inverted one (start > end) is refused like a write
+// over a limit: Err returns an error wrapping ErrInvalidArgument and
+// DB.Write applies none of the batch. Both keys are subject to MaxKeySize.
+func (b *Batch) DeleteRange(start, end []byte) {
+	if b.err != nil {
+		return
+	}
+	switch c := bytes.Compare(start, end); {
+	case c > 0:
+		b.err = fmt.Errorf("%w: DeleteRange start %q is after its end %q", ErrInvalidArgument, start, end)
+		return
+	case c == 0:
+		return
+	}
+	if err := checkKV(end, -1); err != nil {
+		b.err = fmt.Errorf("%w (the end of a DeleteRange)", err)
+		return
+	}
+	if !b.admit(start, len(end)) {
+		return
+	}
+	b.init()
+	b.setCount(b.Count() + 1)
+	b.userBytes += int64(len(start) + len(end))
+	b.rep = append(b.rep, byte(base.KindRangeDelete))
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(start)))
+	b.rep = append(b.rep, start...)
+	b.rep = binary.AppendUvarint(b.rep, uint64(len(end)))
+	b.rep = append(b.rep, end...)
 }
 
 // admit checks a write (valueLen -1 for a deletion) against the limits

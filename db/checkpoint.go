@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
@@ -211,6 +212,36 @@ func (d *DB) checkpointMemtables(rs *readState, seq uint64, dir string, num uint
 		meta *manifest.FileMetadata
 		name = tableFileName(dir, num)
 	)
+	open := func() error {
+		if w != nil {
+			return nil
+		}
+		var err error
+		if f, err = d.fs.Create(name); err != nil {
+			return err
+		}
+		w = sstable.NewWriter(f, d.writerOptions(0))
+		meta = &manifest.FileMetadata{FileNum: num, SmallestSeq: base.MaxSeqNum}
+		return nil
+	}
+	for _, mem := range []*memtable.MemTable{rs.mem, rs.imm} {
+		if mem == nil {
+			continue
+		}
+		for _, t := range mem.RangeDels().Tombstones() {
+			if t.Seq > seq {
+				continue // written after the checkpoint's moment
+			}
+			if err := open(); err != nil {
+				return nil, err
+			}
+			if err := w.AddRangeDel(t.Start, t.End, t.Seq); err != nil {
+				f.Close()
+				return nil, err
+			}
+			widenRangeDelBounds(meta, t.Start, t.End, t.Seq)
+		}
+	}
 	for ok := it.First(); ok; ok = it.Next() {
 		ikey := it.Key()
 		_, s, _, valid := base.ParseInternalKey(ikey)
@@ -220,21 +251,14 @@ func (d *DB) checkpointMemtables(rs *readState, seq uint64, dir string, num uint
 		if s > seq {
 			continue // written after the checkpoint's moment
 		}
-		if w == nil {
-			var err error
-			if f, err = d.fs.Create(name); err != nil {
-				return nil, err
-			}
-			w = sstable.NewWriter(f, d.writerOptions(0))
-			meta = &manifest.FileMetadata{FileNum: num, SmallestSeq: base.MaxSeqNum, Smallest: append([]byte(nil), ikey...)}
+		if err := open(); err != nil {
+			return nil, err
 		}
 		if err := w.Add(ikey, it.Value()); err != nil {
 			f.Close()
 			return nil, err
 		}
-		meta.Largest = append(meta.Largest[:0], ikey...)
-		meta.SmallestSeq = min(meta.SmallestSeq, s)
-		meta.LargestSeq = max(meta.LargestSeq, s)
+		widenBounds(meta, ikey, ikey, s)
 	}
 	if err := it.Error(); err != nil {
 		if f != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // errCompactionAborted stops a compaction when the DB is closing; its
@@ -182,8 +183,22 @@ func (d *DB) mergeInputs(c *compaction.Compaction, v *manifest.Version, smallest
 		iters = append(iters, &levelIter{d: d, files: c.Inputs[1], compaction: true})
 	}
 	it := compaction.NewMergingIterator(iters...)
+	var tombs []rangedel.Tombstone
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			if f.RangeDels == 0 {
+				continue
+			}
+			r, err := d.tables.get(f)
+			if err != nil {
+				it.Close()
+				return nil, compaction.MergeStats{}, err
+			}
+			tombs = append(tombs, r.RangeDels()...)
+		}
+	}
 	sink := &compactionSink{d: d, level: c.OutputLevel()}
-	st, err := compaction.Merge(it, c, v, d.copts, smallestSnap, sink)
+	st, err := compaction.Merge(it, rangedel.Build(tombs), c, v, d.copts, smallestSnap, sink)
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
@@ -213,17 +228,33 @@ func (s *compactionSink) Add(ikey, value []byte) error {
 			return errCompactionAborted
 		}
 	}
-	if s.cur == nil {
-		s.d.mu.Lock()
-		num := s.d.vs.newFileNum()
-		s.d.mu.Unlock()
-		t, err := s.d.newTableOut(num, s.level)
-		if err != nil {
-			return err
-		}
-		s.cur = t
+	if err := s.open(); err != nil {
+		return err
 	}
 	return s.cur.add(ikey, value)
+}
+
+func (s *compactionSink) AddRangeDel(start, end []byte, seq uint64) error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	return s.cur.addRangeDel(start, end, seq)
+}
+
+// open starts a new output table when none is open.
+func (s *compactionSink) open() error {
+	if s.cur != nil {
+		return nil
+	}
+	s.d.mu.Lock()
+	num := s.d.vs.newFileNum()
+	s.d.mu.Unlock()
+	t, err := s.d.newTableOut(num, s.level)
+	if err != nil {
+		return err
+	}
+	s.cur = t
+	return nil
 }
 
 func (s *compactionSink) CurrentSize() uint64 {

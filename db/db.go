@@ -187,6 +187,22 @@ func (d *DB) Delete(key []byte, wo *WriteOptions) error {
 	return err
 }
 
+// DeleteRange deletes every key in [start, end): each key written before
+// the call is gone for every read that starts after it returns, and keys
+// written after it are not affected. The deletion is one write, a range
+// tombstone, whatever the number of keys: reads skip what it covers
+// (Get, iterators in both directions, MultiGet; a snapshot taken before
+// it still sees the keys), and compactions drop the covered data and then
+// the tombstone. DeleteRange(k, k) is a no-op; start after end is refused
+// with an error wrapping ErrInvalidArgument.
+func (d *DB) DeleteRange(start, end []byte, wo *WriteOptions) error {
+	b := getBatch()
+	b.DeleteRange(start, end)
+	err := d.Write(b, wo)
+	putBatch(b)
+	return err
+}
+
 // Put and Delete reuse their one-write batches, and every write reuses
 // its queue entry: nothing holds either once Write returns.
 var (
@@ -348,7 +364,11 @@ func (d *DB) buildGroupLocked() (*Batch, int) {
 func insertBatch(mem *memtable.MemTable, b *Batch) {
 	seq := b.seq()
 	_ = logrec.ForEachOp(b.rep, func(op logrec.Op) error {
-		mem.Add(seq, op.Kind, op.Key, op.Value)
+		if op.Kind == base.KindRangeDelete {
+			mem.AddRangeDel(seq, op.Key, op.Value)
+		} else {
+			mem.Add(seq, op.Kind, op.Key, op.Value)
+		}
 		seq++
 		return nil
 	})
@@ -593,7 +613,7 @@ func (d *DB) writeLevel0Table(mem *memtable.MemTable) (*manifest.FileMetadata, e
 	d.mu.Lock()
 	num := d.vs.newFileNum()
 	d.mu.Unlock()
-	meta, err := d.writeTable(num, 0, mem.NewIterator())
+	meta, err := d.writeTable(num, 0, mem.NewIterator(), mem.RangeDels().Tombstones())
 	if err != nil {
 		return nil, err
 	}
@@ -643,6 +663,14 @@ func (d *DB) readSeq(ro *ReadOptions) (uint64, error) {
 
 func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 	d.m.gets.Add(1)
+	if rs.hasRangeDels() {
+		return d.getRangeDels(rs, key, seq)
+	}
+	return d.getPoint(rs, key, seq)
+}
+
+// getPoint is get when no range tombstone covers key.
+func (d *DB) getPoint(rs *readState, key []byte, seq uint64) ([]byte, error) {
 	if v, kind, ok := rs.mem.Get(key, seq); ok {
 		return found(v, kind)
 	}
@@ -693,6 +721,80 @@ func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 				}
 				return v, nil // already the caller's copy
 			}
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// getRangeDels is get for a state holding range tombstones. It finds the
+// newest tombstone over key that the read sees (at sequence number del);
+// every entry older than it is deleted. So tables whose entries are all
+// older are skipped without a filter probe, and the first entry found is
+// the answer only if it is newer than del.
+func (d *DB) getRangeDels(rs *readState, key []byte, seq uint64) ([]byte, error) {
+	frozen, err := rs.rangeDels()
+	if err != nil {
+		return nil, err
+	}
+	del, _ := frozen.MaxSeq(key, seq)
+	if q, ok := rs.mem.RangeDels().MaxSeq(key, seq); ok && q > del {
+		del = q
+	}
+	if del == 0 {
+		return d.getPoint(rs, key, seq)
+	}
+	for _, mem := range [2]*memtable.MemTable{rs.mem, rs.imm} {
+		if mem == nil {
+			continue
+		}
+		if v, eseq, kind, ok := mem.GetEntry(key, seq); ok {
+			if eseq < del {
+				return nil, ErrNotFound
+			}
+			return found(v, kind)
+		}
+	}
+	var buf [64]byte
+	seek := base.AppendInternalKey(buf[:0], key, seq, base.KindSeek)
+	var one [1]*manifest.FileMetadata
+	for level := 0; level < manifest.NumLevels; level++ {
+		files := rs.v.Files[level]
+		if level > 0 {
+			f := rs.v.FindFile(level, key)
+			if f == nil {
+				continue
+			}
+			one[0] = f
+			files = one[:]
+		}
+		for _, f := range files {
+			if f.LargestSeq < del {
+				continue // every entry of f is deleted
+			}
+			if level == 0 && (bytes.Compare(key, base.UserKey(f.Smallest)) < 0 || bytes.Compare(key, base.UserKey(f.Largest)) > 0) {
+				continue
+			}
+			r, maybe, err := d.tableMayContain(level, f, key)
+			if err != nil {
+				return nil, err
+			}
+			if !maybe {
+				continue
+			}
+			v, eseq, kind, ok, err := r.GetEntry(seek, key)
+			if err != nil {
+				return nil, wrapf(err, "table %06d", f.FileNum)
+			}
+			if !ok {
+				continue
+			}
+			if r.HasFilter() {
+				d.m.levels[level].filterTruePositives.Add(1)
+			}
+			if kind == base.KindDelete || eseq < del {
+				return nil, ErrNotFound
+			}
+			return v, nil
 		}
 	}
 	return nil, ErrNotFound

@@ -380,3 +380,44 @@ func ExamplePrefixBounds() {
 	// user:42:email
 	// user:42:name
 }
+
+// Deleting every key with a prefix is one write: DeleteRange over the
+// prefix's bounds. Reads stop seeing the keys at once; a snapshot taken
+// before still sees them; compactions reclaim the space.
+func ExampleDB_DeleteRange() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"user:41:name", "user:42:email", "user:42:name", "user:43:name"} {
+		d.Put([]byte(k), []byte("..."), nil)
+	}
+	before := d.NewSnapshot()
+	defer before.Release()
+
+	lower, upper := db.PrefixBounds([]byte("user:42:"))
+	if err := d.DeleteRange(lower, upper, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Written after the tombstone: not deleted.
+	d.Put([]byte("user:42:name"), []byte("new"), nil)
+
+	show := func(ro *db.ReadOptions) {
+		it := d.NewIterator(ro)
+		defer it.Close()
+		for ok := it.First(); ok; ok = it.Next() {
+			fmt.Printf(" %s", it.Key())
+		}
+		fmt.Println()
+	}
+	fmt.Print("now:")
+	show(nil)
+	fmt.Print("before:")
+	show(&db.ReadOptions{Snapshot: before})
+	// Output:
+	// now: user:41:name user:42:name user:43:name
+	// before: user:41:name user:42:email user:42:name user:43:name
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // Iterator walks the live keys of a store in ascending key order (and back)
@@ -42,6 +43,14 @@ type Iterator struct {
 	// empty is set when they leave no key.
 	lower, upper []byte
 	empty        bool
+	// dels holds the range tombstones the iterator's reads must honour
+	// (nil: none).
+	dels *rangedel.Set
+}
+
+// covered reports whether a range tombstone hides the entry (ukey, seq).
+func (it *Iterator) covered(ukey []byte, seq uint64) bool {
+	return it.dels != nil && it.dels.Covers(ukey, seq, it.seq)
 }
 
 // NewIterator returns an iterator over the store. With a nil ReadOptions
@@ -70,6 +79,18 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		return it
 	}
 	it.seq = seq
+	if it.rs.hasRangeDels() {
+		frozen, err := it.rs.rangeDels()
+		if err != nil {
+			it.err = err
+			it.ref.unref()
+			it.rs = nil
+			return it
+		}
+		// The memtable's tombstones as of now: later ones are newer
+		// than seq.
+		it.dels = rangedel.Merge(frozen, it.rs.mem.RangeDels())
+	}
 	if ro != nil {
 		if ro.LowerBound != nil {
 			it.lower = append([]byte{}, ro.LowerBound...)
@@ -319,7 +340,7 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 		if skipping && bytes.Compare(ukey, skip) <= 0 {
 			continue
 		}
-		if kind == base.KindDelete {
+		if kind == base.KindDelete || it.covered(ukey, seq) {
 			if it.skip == nil {
 				it.skip = it.skipArr[:0]
 			}
@@ -346,7 +367,7 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 // entries of one user key arrive oldest first, so the last visible entry
 // seen for a key before moving to a smaller key decides it.
 func (it *Iterator) findPrev() {
-	kind := base.KindDelete
+	live := false // the newest visible entry of it.key so far is a live Set
 	for it.iter.Valid() {
 		ukey, seq, k, ok := base.ParseInternalKey(it.iter.Key())
 		if !ok {
@@ -358,10 +379,10 @@ func (it *Iterator) findPrev() {
 			break // it.key, if any, is decided
 		}
 		if seq <= it.seq {
-			if kind != base.KindDelete && bytes.Compare(ukey, it.key) < 0 {
+			if live && bytes.Compare(ukey, it.key) < 0 {
 				break // it.key is decided and live
 			}
-			kind = k
+			live = k == base.KindSet && !it.covered(ukey, seq)
 			it.key = append(it.key[:0], ukey...)
 			if k == base.KindSet {
 				// Copied: the Prev below moves the inner iterator off
@@ -373,7 +394,7 @@ func (it *Iterator) findPrev() {
 		}
 		it.iter.Prev()
 	}
-	it.valid = kind == base.KindSet
+	it.valid = live
 }
 
 // Valid reports whether the iterator is at a key.

@@ -62,6 +62,34 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	}
 }
 
+// deleteRange removes the keys in [lo, hi) (none when lo >= hi).
+func (m model) deleteRange(lo, hi string) {
+	for k := range m {
+		if lo <= k && k < hi {
+			delete(m, k)
+		}
+	}
+}
+
+// randRange returns lo <= hi spanning a few of randKey's keys; lo == hi
+// now and then.
+func randRange(rng *rand.Rand) (lo, hi string) {
+	lo = randKey(rng)
+	switch rng.Intn(8) {
+	case 0:
+		return lo, lo
+	case 1:
+		return lo, lo + "\x00" // exactly lo
+	}
+	n := 0
+	fmt.Sscanf(lo, "k%03d", &n)
+	hi = fmt.Sprintf("k%03d", n+1+rng.Intn(25))
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	return lo, hi
+}
+
 func randKey(rng *rand.Rand) string {
 	switch rng.Intn(10) {
 	case 0:
@@ -114,7 +142,11 @@ func runModel(t *testing.T, seed int64, opts Options, ops int) {
 			var b Batch
 			for i := rng.Intn(10); i >= 0; i-- {
 				k := randKey(rng)
-				if rng.Intn(3) == 0 {
+				if rng.Intn(12) == 0 {
+					lo, hi := randRange(rng)
+					b.DeleteRange([]byte(lo), []byte(hi))
+					m.deleteRange(lo, hi)
+				} else if rng.Intn(3) == 0 {
 					b.Delete([]byte(k))
 					delete(m, k)
 				} else {
@@ -169,7 +201,49 @@ func runModel(t *testing.T, seed int64, opts Options, ops int) {
 				fail(op, "Close: %v", err)
 			}
 			d = mustOpen(t, "/db", &opts)
-		case r < 95:
+		case r < 97:
+			lo, hi := randRange(rng)
+			if rng.Intn(10) == 0 {
+				lo, hi = hi, lo // inverted (or empty): refused, or a no-op
+			}
+			err := d.DeleteRange([]byte(lo), []byte(hi), nil)
+			switch {
+			case lo > hi && !errors.Is(err, ErrInvalidArgument):
+				fail(op, "DeleteRange(%q, %q) inverted: %v, want ErrInvalidArgument", lo, hi, err)
+			case lo <= hi && err != nil:
+				fail(op, "DeleteRange(%q, %q): %v", lo, hi, err)
+			}
+			m.deleteRange(lo, hi)
+		case r < 98:
+			lo, hi := randRange(rng)
+			var start, limit []byte
+			if rng.Intn(3) > 0 {
+				start, limit = []byte(lo), []byte(hi)
+			}
+			if err := d.CompactRange(start, limit); err != nil {
+				fail(op, "CompactRange: %v", err)
+			}
+		case r < 99:
+			ro, want := (*ReadOptions)(nil), m
+			if len(snaps) > 0 && rng.Intn(2) == 0 {
+				s := snaps[rng.Intn(len(snaps))]
+				ro, want = &ReadOptions{Snapshot: s.s}, s.m
+			}
+			keys := make([][]byte, 1+rng.Intn(20))
+			for i := range keys {
+				keys[i] = []byte(randKey(rng))
+			}
+			vals, errs := d.MultiGet(keys, ro)
+			for i, k := range keys {
+				wv, ok := want[string(k)]
+				switch {
+				case ok && (errs[i] != nil || string(vals[i]) != wv):
+					fail(op, "MultiGet[%d](%q) = %q, %v; want %q", i, k, vals[i], errs[i], wv)
+				case !ok && !errors.Is(errs[i], ErrNotFound):
+					fail(op, "MultiGet[%d](%q) = %q, %v; want ErrNotFound", i, k, vals[i], errs[i])
+				}
+			}
+		case r < 100:
 			// A checkpoint holds exactly the model of its moment, as a
 			// store of its own.
 			dir := fmt.Sprintf("/cp%d", op)

@@ -53,6 +53,14 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		return fail(err)
 	}
 	rs := ref.rs
+	if rs.hasRangeDels() {
+		// Each key against the tombstones, as Get does.
+		d.m.gets.Add(int64(len(keys)))
+		for i, k := range keys {
+			values[i], errs[i] = d.getRangeDels(rs, k, seq)
+		}
+		return values, errs
+	}
 	d.m.gets.Add(int64(len(keys)))
 
 	var pbuf [64]int

@@ -1,10 +1,12 @@
 package db
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/memtable"
 )
 
@@ -33,6 +35,62 @@ type readState struct {
 	mem      *memtable.MemTable
 	imm      *memtable.MemTable // nil when none
 	v        *manifest.Version
+
+	// frozenDels reports whether imm or a table of v holds range
+	// tombstones; when it is false (and the mutable memtable holds none)
+	// reads skip every tombstone check.
+	frozenDels bool
+	delsOnce   sync.Once
+	dels       *rangedel.Set // the tombstones of imm and v's tables
+	delsErr    error
+}
+
+// rangeDels returns the range tombstones of the state's frozen memtable
+// and tables, loading the tables' on first use. The mutable memtable's
+// tombstones, which grow while the state is current, are not included.
+func (rs *readState) rangeDels() (*rangedel.Set, error) {
+	if !rs.frozenDels {
+		return nil, nil
+	}
+	rs.delsOnce.Do(func() {
+		var ts []rangedel.Tombstone
+		if rs.imm != nil {
+			ts = append(ts, rs.imm.RangeDels().Tombstones()...)
+		}
+		for _, files := range rs.v.Files {
+			for _, f := range files {
+				if f.RangeDels == 0 {
+					continue
+				}
+				r, err := rs.d.tables.get(f)
+				if err != nil {
+					rs.delsErr = wrapf(err, "loading the range tombstones of table %06d", f.FileNum)
+					return
+				}
+				ts = append(ts, r.RangeDels()...)
+			}
+		}
+		rs.dels = rangedel.Build(ts)
+	})
+	return rs.dels, rs.delsErr
+}
+
+// hasRangeDels reports whether a read of the state must consult range
+// tombstones.
+func (rs *readState) hasRangeDels() bool {
+	return rs.frozenDels || rs.mem.NumRangeDels() > 0
+}
+
+// versionHasRangeDels reports whether a table of v holds range tombstones.
+func versionHasRangeDels(v *manifest.Version) bool {
+	for _, files := range v.Files {
+		for _, f := range files {
+			if f.RangeDels > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readRef is one read's reference to a read state.
@@ -86,6 +144,7 @@ func (d *DB) loadReadState() readRef {
 // and releases the DB's reference to the previous one.
 func (d *DB) publishLocked() {
 	rs := &readState{d: d, mem: d.mem, imm: d.imm, v: d.vs.current}
+	rs.frozenDels = (rs.imm != nil && rs.imm.NumRangeDels() > 0) || versionHasRangeDels(rs.v)
 	d.vmu.Lock()
 	d.versionRefs[rs.v]++
 	d.vmu.Unlock()

@@ -3,6 +3,7 @@ package db
 import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -38,16 +39,41 @@ func (t *tableOut) add(ikey, value []byte) error {
 	if err := t.w.Add(ikey, value); err != nil {
 		return err
 	}
-	m := t.meta
-	if m.Smallest == nil {
-		m.Smallest = append([]byte(nil), ikey...)
-	}
-	m.Largest = append(m.Largest[:0], ikey...)
-	if _, seq, _, ok := base.ParseInternalKey(ikey); ok {
-		m.SmallestSeq = min(m.SmallestSeq, seq)
-		m.LargestSeq = max(m.LargestSeq, seq)
-	}
+	_, seq, _, _ := base.ParseInternalKey(ikey)
+	widenBounds(t.meta, ikey, ikey, seq)
 	return nil
+}
+
+// addRangeDel adds a range tombstone to the table.
+func (t *tableOut) addRangeDel(start, end []byte, seq uint64) error {
+	if err := t.w.AddRangeDel(start, end, seq); err != nil {
+		return err
+	}
+	widenRangeDelBounds(t.meta, start, end, seq)
+	return nil
+}
+
+// widenBounds widens m's key and sequence bounds to hold [lo, hi] and seq.
+func widenBounds(m *manifest.FileMetadata, lo, hi []byte, seq uint64) {
+	if m.Smallest == nil || base.CompareInternal(lo, m.Smallest) < 0 {
+		m.Smallest = append(m.Smallest[:0], lo...)
+	}
+	if m.Largest == nil || base.CompareInternal(hi, m.Largest) > 0 {
+		m.Largest = append(m.Largest[:0], hi...)
+	}
+	m.SmallestSeq = min(m.SmallestSeq, seq)
+	m.LargestSeq = max(m.LargestSeq, seq)
+}
+
+// widenRangeDelBounds widens m's bounds to cover the tombstone [start,
+// end)#seq: from start#seq to end#seq, both of kind KindRangeDelete. The
+// end is exclusive, so the table claims one user key it may not hold;
+// compaction never starts the next table of a level at that key.
+func widenRangeDelBounds(m *manifest.FileMetadata, start, end []byte, seq uint64) {
+	var lo, hi [64]byte
+	widenBounds(m, base.AppendInternalKey(lo[:0], start, seq, base.KindRangeDelete),
+		base.AppendInternalKey(hi[:0], end, seq, base.KindRangeDelete), seq)
+	m.RangeDels++
 }
 
 func (t *tableOut) estimatedSize() uint64 { return t.w.EstimatedSize() }
@@ -85,12 +111,20 @@ func (t *tableOut) abandon() {
 	_ = t.d.fs.Remove(t.name)
 }
 
-// writeTable writes every entry of it to new table num at level.
-func (d *DB) writeTable(num uint64, level int, it base.InternalIterator) (*manifest.FileMetadata, error) {
+// writeTable writes every entry of it, and the range tombstones rd, to new
+// table num at level.
+func (d *DB) writeTable(num uint64, level int, it base.InternalIterator, rd []rangedel.Tombstone) (*manifest.FileMetadata, error) {
 	t, err := d.newTableOut(num, level)
 	if err != nil {
 		it.Close()
 		return nil, err
+	}
+	for _, r := range rd {
+		if err := t.addRangeDel(r.Start, r.End, r.Seq); err != nil {
+			it.Close()
+			t.abandon()
+			return nil, err
+		}
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := t.add(it.Key(), it.Value()); err != nil {
