@@ -78,7 +78,7 @@ func (rs *readState) rangeDels() (*rangedel.Set, error) {
 // hasRangeDels reports whether a read of the state must consult range
 // tombstones.
 func (rs *readState) hasRangeDels() bool {
-	return rs.frozenDels || rs.mem.NumRangeDels() > 0
+	return rs.frozenDels || rs.mem.HasRangeDels()
 }
 
 // versionHasRangeDels reports whether a table of v holds range tombstones.

@@ -160,6 +160,9 @@ func (m *MemTable) RangeDels() *rangedel.Set {
 	return l.set
 }
 
+// HasRangeDels reports whether a range tombstone was added.
+func (m *MemTable) HasRangeDels() bool { return m.rangeDels.Load() != nil }
+
 // NumRangeDels returns the number of range tombstones added.
 func (m *MemTable) NumRangeDels() int {
 	if l := m.rangeDels.Load(); l != nil {
@@ -209,8 +212,21 @@ func (m *MemTable) findSplice(ukey []byte, trailer uint64) (prevs, nexts [maxHei
 // as of seq. value aliases memtable memory, which is never modified: callers
 // that keep it past the memtable's life copy it. Get does not allocate.
 func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, found bool) {
-	value, _, kind, found = m.GetEntry(ukey, seq)
-	return value, kind, found
+	if seq > base.MaxSeqNum {
+		seq = base.MaxSeqNum
+	}
+	r := reader{m: m, slabs: *m.slabs.Load()}
+	_, next := r.findLT(ukey, base.MakeTrailer(seq, base.KindSeek), nil, nil)
+	if next == nilRef {
+		return nil, 0, false
+	}
+	nd := r.node(next)
+	ik := nodeIKey(nd)
+	n := len(ik) - base.TrailerLen
+	if !bytes.Equal(ik[:n], ukey) {
+		return nil, 0, false
+	}
+	return r.value(nd), base.Kind(ik[n]), true // the trailer's low byte is the kind
 }
 
 // GetEntry is Get that also returns the entry's sequence number, which a
