@@ -68,7 +68,12 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 	if len(keys) > len(pbuf) {
 		pending = make([]int, 0, len(keys))
 	}
+	memEmpty := rs.mem.Empty() && (rs.imm == nil || rs.imm.Empty())
 	for i, k := range keys {
+		if memEmpty {
+			pending = append(pending, i)
+			continue
+		}
 		if v, kind, ok := rs.mem.Get(k, seq); ok {
 			values[i], errs[i] = found(v, kind)
 			continue
