@@ -154,9 +154,11 @@ func (d *DB) runCompactionLocked(c *compaction.Compaction) error {
 	lm.compactionBytesOut.Add(int64(written))
 	d.m.compactionBytes.Add(int64(written))
 	d.m.compactions.Add(1)
+	d.m.coveredDropped.Add(st.DroppedCovered)
 	d.events.info("compacted", "from", c.Level, "to", out, "inputs", len(c.Inputs[0])+len(c.Inputs[1]),
 		"outputs", len(metas), "bytes_in", in, "bytes_out", written, "entries_in", st.EntriesIn,
 		"entries_out", st.EntriesOut, "dropped_shadowed", st.DroppedShadowed, "dropped_tombstones", st.DroppedTombstone,
+		"dropped_covered", st.DroppedCovered, "range_tombstones_in", st.RangeDelsIn, "range_tombstones_out", st.RangeDelsOut,
 		"manual", c.Manual, "duration", time.Since(start).String())
 	d.bgCond.Broadcast()
 	return nil

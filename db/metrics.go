@@ -29,6 +29,7 @@ type counters struct {
 	compactions     atomic.Int64
 	compactionBytes atomic.Int64
 	trivialMoves    atomic.Int64
+	coveredDropped  atomic.Int64
 	tablesDeleted   atomic.Int64
 }
 
@@ -158,6 +159,15 @@ type Metrics struct {
 	// CompactionBytesWritten and Compactions count compaction output.
 	CompactionBytesWritten int64
 	Compactions            int64
+	// RangeTombstones counts the range tombstones (DeleteRange) in the
+	// tables of the tree, MemTableRangeTombstones those in the memtables.
+	// Reads check a key against them only when there is at least one.
+	// CoveredEntriesDropped counts the entries compactions dropped because
+	// a range tombstone deleted them for every snapshot.
+	RangeTombstones         int64
+	MemTableRangeTombstones int64
+	CoveredEntriesDropped   int64
+
 	// TrivialMoves counts tables moved down a level without rewriting;
 	// TablesDeleted counts obsolete tables removed from disk.
 	TrivialMoves  int64
@@ -199,8 +209,15 @@ func (d *DB) Metrics() *Metrics {
 			m.Levels[l].Bytes = rs.v.LevelBytes(l)
 		}
 		m.MemTableBytes = int64(rs.mem.ApproximateMemoryUsage())
+		m.MemTableRangeTombstones = int64(rs.mem.NumRangeDels())
 		if rs.imm != nil {
 			m.ImmutableMemTables = 1
+			m.MemTableRangeTombstones += int64(rs.imm.NumRangeDels())
+		}
+		for _, files := range rs.v.Files {
+			for _, f := range files {
+				m.RangeTombstones += int64(f.RangeDels)
+			}
 		}
 	}
 	for l := range m.Levels {
@@ -242,6 +259,7 @@ func (d *DB) Metrics() *Metrics {
 	m.Compactions = d.m.compactions.Load()
 	m.CompactionBytesWritten = d.m.compactionBytes.Load()
 	m.TrivialMoves = d.m.trivialMoves.Load()
+	m.CoveredEntriesDropped = d.m.coveredDropped.Load()
 	m.TablesDeleted = d.m.tablesDeleted.Load()
 	m.Flushes = d.m.flushes.Load()
 	m.FlushBytesWritten = d.m.flushBytes.Load()
@@ -297,6 +315,10 @@ func (m *Metrics) String() string {
 	fmt.Fprintf(&b, "writes: user %s, WAL %s (%d syncs), %d flushes wrote %s, %d compactions wrote %s (+%d trivial moves), write amp %.2f, %d stalls, %d slowdowns\n",
 		humanBytes(m.UserBytesWritten), humanBytes(m.WALBytesWritten), m.WALSyncs, m.Flushes, humanBytes(m.FlushBytesWritten),
 		m.Compactions, humanBytes(m.CompactionBytesWritten), m.TrivialMoves, m.WriteAmplification(), m.WriteStalls, m.WriteSlowdowns)
+	if m.RangeTombstones+m.MemTableRangeTombstones+m.CoveredEntriesDropped > 0 {
+		fmt.Fprintf(&b, "range tombstones: %d in tables, %d in memtables; %d covered entries dropped by compactions\n",
+			m.RangeTombstones, m.MemTableRangeTombstones, m.CoveredEntriesDropped)
+	}
 	if m.BackgroundError != nil {
 		fmt.Fprintf(&b, "background error: %v\n", m.BackgroundError)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/vfs"
@@ -68,11 +69,14 @@ func TestDeleteRangeReads(t *testing.T) {
 				}
 				d = mustOpen(t, "/db", o)
 			case "flushed":
+				if m := d.Metrics(); m.MemTableRangeTombstones != 1 || m.RangeTombstones != 0 {
+					t.Fatalf("before the flush: metrics count %d tombstones in memtables, %d in tables", m.MemTableRangeTombstones, m.RangeTombstones)
+				}
 				if err := d.Flush(); err != nil {
 					t.Fatal(err)
 				}
-				if tableRangeDels(d) != 1 {
-					t.Fatalf("after the flush the tables hold %d tombstones, want 1", tableRangeDels(d))
+				if m := d.Metrics(); tableRangeDels(d) != 1 || m.RangeTombstones != 1 || !strings.Contains(m.String(), "range tombstones: 1 in tables") {
+					t.Fatalf("after the flush the tables hold %d tombstones, want 1; metrics:\n%s", tableRangeDels(d), m)
 				}
 			case "compacted":
 				if err := d.CompactRange(nil, nil); err != nil {
@@ -279,6 +283,9 @@ func TestDeleteRangeReclaimsSpace(t *testing.T) {
 	}
 	if got := tableRangeDels(d); got != 0 {
 		t.Errorf("%d range tombstones left after a full compaction with nothing below", got)
+	}
+	if m := d.Metrics(); m.RangeTombstones != 0 || m.CoveredEntriesDropped < int64(hi-lo) {
+		t.Errorf("metrics: %d tombstones, %d covered entries dropped (deleted %d)", m.RangeTombstones, m.CoveredEntriesDropped, hi-lo)
 	}
 	for _, i := range []int{0, lo - 1, lo, hi - 1, hi, n - 1} {
 		_, err := d.Get(rkey(i), nil)
