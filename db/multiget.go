@@ -2,6 +2,9 @@ package db
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -87,6 +90,12 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		pending = append(pending, i)
 	}
 
+	// In key order, the keys meet each level's tables in order: one walk
+	// over a level replaces a binary search per key, and the keys one
+	// table holds come together, so it is fetched from the table cache
+	// once for all of them.
+	sortByKey(pending, keys)
+
 	mg := multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq}
 	for level := 0; level < manifest.NumLevels && len(pending) > 0; level++ {
 		files := rs.v.Files[level]
@@ -112,13 +121,17 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		} else {
 			mg.f = nil
 			out := pending[:0]
+			j := 0 // the first table of the level not wholly before the key
 			for _, i := range pending {
-				f := rs.v.FindFile(level, keys[i])
-				if f == nil {
+				k := keys[i]
+				for j < len(files) && bytes.Compare(base.UserKey(files[j].Largest), k) < 0 {
+					j++
+				}
+				if j == len(files) || bytes.Compare(k, base.UserKey(files[j].Smallest)) < 0 {
 					out = append(out, i)
 					continue
 				}
-				if f != mg.f {
+				if f := files[j]; f != mg.f {
 					mg.f, mg.r, mg.rerr = f, nil, nil
 				}
 				if !mg.lookup(i) {
@@ -133,6 +146,64 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		errs[i] = ErrNotFound
 	}
 	return values, errs
+}
+
+// sortByKey sorts the indexes idx by their keys. A sort that compares
+// keys through a function costs more than the binary searches it saves,
+// so it sorts plain integers: the 8 bytes after the keys' common prefix,
+// with the index in the low bits, and then settles any run of keys those
+// bytes do not tell apart with bytes.Compare.
+func sortByKey(idx []int, keys [][]byte) {
+	if len(idx) < 2 {
+		return
+	}
+	first := keys[idx[0]]
+	cp := len(first)
+	for _, i := range idx[1:] {
+		k := keys[i]
+		n := min(cp, len(k))
+		j := 0
+		for j < n && k[j] == first[j] {
+			j++
+		}
+		cp = j
+	}
+	ibits := uint(bits.Len(uint(len(idx) - 1))) // bits for a position in idx
+	var buf [64]uint64
+	packed := buf[:0]
+	if len(idx) > len(buf) {
+		packed = make([]uint64, 0, len(idx))
+	}
+	for pos, i := range idx {
+		var b [8]byte
+		if k := keys[i]; cp < len(k) {
+			copy(b[:], k[cp:])
+		}
+		packed = append(packed, binary.BigEndian.Uint64(b[:])>>ibits<<ibits|uint64(pos))
+	}
+	slices.Sort(packed)
+	var obuf [64]int
+	orig := obuf[:0]
+	if len(idx) > len(obuf) {
+		orig = make([]int, 0, len(idx))
+	}
+	orig = append(orig, idx...)
+	mask := uint64(1)<<ibits - 1
+	for j, p := range packed {
+		idx[j] = orig[p&mask]
+	}
+	// Keys whose packed prefixes are equal may be in any order among
+	// themselves: order each such run by the keys.
+	for lo := 0; lo < len(packed); {
+		hi := lo + 1
+		for hi < len(packed) && packed[hi]&^mask == packed[lo]&^mask {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(idx[lo:hi], func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+		}
+		lo = hi
+	}
 }
 
 // multiGet is the state of one MultiGet: the table being read and the
