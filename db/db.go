@@ -163,6 +163,7 @@ func (d *DB) writerOptions(level int) sstable.WriterOptions {
 		BlockRestartInterval: d.opts.BlockRestartInterval,
 		FilterPolicy:         d.filterPolicyForLevel(level),
 		DisableCompression:   d.opts.DisableCompression,
+		Prefix:               d.opts.Prefix,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
@@ -100,6 +101,12 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		}
 		it.empty = it.lower != nil && it.upper != nil && bytes.Compare(it.lower, it.upper) >= 0
 	}
+	// Bounds within one prefix: each table's prefix filter is asked
+	// before anything of the table is read.
+	prefix, prefixOK := []byte(nil), false
+	if !it.empty && d.opts.Prefix != nil {
+		prefix, prefixOK = filter.ScanPrefix(d.opts.Prefix, it.lower, it.upper)
+	}
 	// Room for both memtables, every L0 table and one levelIter a level.
 	n := 2 + len(it.rs.v.Files)
 	if len(it.rs.v.Files) > 0 {
@@ -118,6 +125,18 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 			break
 		}
 		files = it.overlapping(files)
+		if prefixOK {
+			var err error
+			if files, err = it.prefixFiltered(level, files, prefix); err != nil {
+				it.err = err
+				for _, c := range iters {
+					c.Close()
+				}
+				it.ref.unref()
+				it.rs = nil
+				return it
+			}
+		}
 		if len(files) == 0 {
 			continue
 		}
@@ -143,6 +162,41 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	}
 	it.iter = compaction.NewMergingIterator(iters...)
 	return it
+}
+
+// prefixFiltered returns the files whose prefix filter may hold a key
+// with prefix (every file that has none for the DB's extractor).
+func (it *Iterator) prefixFiltered(level int, files []*manifest.FileMetadata, prefix []byte) ([]*manifest.FileMetadata, error) {
+	name := it.d.opts.Prefix.Name()
+	var out []*manifest.FileMetadata
+	lm := &it.d.m.levels[level]
+	for i, f := range files {
+		r, err := it.d.tables.get(f)
+		if err != nil {
+			return nil, err
+		}
+		if !r.PrefixFiltered(name) {
+			if out != nil {
+				out = append(out, f)
+			}
+			continue
+		}
+		lm.prefixChecks.Add(1)
+		if r.PrefixMayContain(name, prefix) {
+			if out != nil {
+				out = append(out, f)
+			}
+			continue
+		}
+		lm.prefixSkipped.Add(1)
+		if out == nil {
+			out = append(make([]*manifest.FileMetadata, 0, len(files)), files[:i]...)
+		}
+	}
+	if out == nil {
+		return files, nil
+	}
+	return out, nil
 }
 
 // overlapping returns the files whose user-key range meets the bounds.

@@ -34,6 +34,18 @@ type Options struct {
 	// writes tables without a filter.
 	FilterPolicy filter.Policy
 
+	// Prefix, when set, makes every table's filter answer for the
+	// prefixes of its keys too (filter.FixedPrefix, filter.DelimitedPrefix
+	// or an extractor of your own), so an iterator whose bounds lie within
+	// one prefix (PrefixBounds(p), or any [lower, upper) inside it) skips
+	// each table whose filter says it holds no key with that prefix,
+	// without reading its index or blocks. Get keeps using the whole-key
+	// filter. Tables written without it, or with an extractor of another
+	// name, are not prefix-filtered, never answered wrongly. Default nil:
+	// no prefix filtering. The filter grows by bits per key for each
+	// distinct prefix; with filter.None there is nothing to add them to.
+	Prefix filter.Prefix
+
 	// WriteBufferSize is how many bytes the memtable holds before it is
 	// frozen and flushed to a level-0 table. Default 4 MiB; at least 1 KiB,
 	// at most MaxWriteBufferSize (1 GiB).
@@ -245,6 +257,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
 	case r.ErrorIfExists && r.ErrorIfMissing:
 		return bad("ErrorIfExists and ErrorIfMissing are both set")
+	case r.Prefix != nil && r.Prefix.Name() == "":
+		return bad("Prefix has an empty name")
 	case r.ReadOnly && r.ErrorIfExists:
 		return bad("ReadOnly and ErrorIfExists are both set (a read-only open needs an existing store)")
 	case r.L0CompactionTrigger < 0 || r.L0SlowdownWritesTrigger < 0 || r.L0StopWritesTrigger < 0:

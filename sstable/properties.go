@@ -25,6 +25,8 @@ const (
 	PropNumDeletions     = "bloomkv.num.deletions"       // uvarint
 	PropNumEntries       = "bloomkv.num.entries"         // uvarint
 	PropNumRangeDels     = "bloomkv.num.range-deletions" // uvarint, absent when 0
+	PropPrefixExtractor  = "bloomkv.prefix.extractor"    // filter.Prefix name, absent when none
+	PropNumPrefixes      = "bloomkv.num.prefixes"        // uvarint, absent with no extractor
 	PropRawKeySize       = "bloomkv.raw.key.size"        // uvarint
 	PropRawValueSize     = "bloomkv.raw.value.size"      // uvarint
 	PropSmallestKey      = "bloomkv.smallest.key"        // internal key
@@ -54,6 +56,11 @@ type Properties struct {
 	FilterSize uint64
 	// FilterPolicy is the name of the filter policy, "" when none.
 	FilterPolicy string
+	// PrefixExtractor names the filter.Prefix whose prefixes the filter
+	// also holds ("" when none); NumPrefixes counts the distinct prefixes
+	// added.
+	PrefixExtractor string
+	NumPrefixes     uint64
 	// FilterBitsPerKey is FilterSize*8/NumEntries (0 with no filter or no
 	// entries), rounded to 4 decimals.
 	FilterBitsPerKey float64
@@ -78,6 +85,9 @@ func (p *Properties) String() string {
 	fmt.Fprintf(&b, "data blocks: %d, data size %d, index size %d\n", p.NumDataBlocks, p.DataSize, p.IndexSize)
 	fmt.Fprintf(&b, "raw key size: %d, raw value size: %d\n", p.RawKeySize, p.RawValueSize)
 	fmt.Fprintf(&b, "filter: %q, %d bytes, %.4f bits/key\n", p.FilterPolicy, p.FilterSize, p.FilterBitsPerKey)
+	if p.PrefixExtractor != "" {
+		fmt.Fprintf(&b, "prefix filter: %q, %d prefixes in the filter\n", p.PrefixExtractor, p.NumPrefixes)
+	}
 	fmt.Fprintf(&b, "smallest: %s\nlargest: %s\n", base.FormatInternalKey(p.Smallest), base.FormatInternalKey(p.Largest))
 	fmt.Fprintf(&b, "compression: %s, format version %d\n", p.Compression, p.FormatVersion)
 	return b.String()
@@ -103,6 +113,9 @@ func (p *Properties) encode() [][2][]byte {
 	if p.NumRangeDeletions > 0 {
 		kv = append(kv, [2][]byte{[]byte(PropNumRangeDels), u(p.NumRangeDeletions)})
 	}
+	if p.PrefixExtractor != "" {
+		kv = append(kv, [2][]byte{[]byte(PropPrefixExtractor), []byte(p.PrefixExtractor)}, [2][]byte{[]byte(PropNumPrefixes), u(p.NumPrefixes)})
+	}
 	if p.Smallest != nil || p.Largest != nil {
 		kv = append(kv, [2][]byte{[]byte(PropSmallestKey), p.Smallest}, [2][]byte{[]byte(PropLargestKey), p.Largest})
 	}
@@ -126,6 +139,10 @@ func decodeProperties(block []byte) (*Properties, error) {
 			p.Compression = string(v)
 		case PropFilterPolicy:
 			p.FilterPolicy = string(v)
+		case PropPrefixExtractor:
+			p.PrefixExtractor = string(v)
+		case PropNumPrefixes:
+			dst = &p.NumPrefixes
 		case PropSmallestKey:
 			p.Smallest = bytes.Clone(v)
 		case PropLargestKey:

@@ -587,6 +587,24 @@ func (r *Reader) MayContain(ukey []byte) bool {
 	return r.policy.MayContain(r.filterData, ukey)
 }
 
+// PrefixMayContain asks the table's filter whether a key with the given
+// prefix may be in the table. It is true unless the table has a usable
+// filter built with the extractor named extractor (Properties'
+// PrefixExtractor): a table built with no extractor or another one cannot
+// rule a prefix out. It reads nothing.
+func (r *Reader) PrefixMayContain(extractor string, prefix []byte) bool {
+	if r.policy == nil || extractor == "" || r.props.PrefixExtractor != extractor {
+		return true
+	}
+	return r.policy.MayContain(r.filterData, prefix)
+}
+
+// PrefixFiltered reports whether PrefixMayContain can rule out prefixes
+// of the extractor named extractor.
+func (r *Reader) PrefixFiltered(extractor string) bool {
+	return r.policy != nil && extractor != "" && r.props.PrefixExtractor == extractor
+}
+
 // Find returns the first entry whose internal key is >= ikey, moving on to
 // the next data block when the block that may hold it has none; ok is false
 // past the end of the table. It does not consult the filter, and in the

@@ -48,6 +48,10 @@ type WriterOptions struct {
 	// FilterPolicy builds the table's filter over the user keys of all
 	// entries. nil or filter.None: the table gets no filter block.
 	FilterPolicy filter.Policy
+	// Prefix, when set with a FilterPolicy, also adds each distinct
+	// prefix of the keys to the filter, and records the extractor's name
+	// in the properties, so Reader.PrefixMayContain can answer for it.
+	Prefix filter.Prefix
 }
 
 // Writer writes one table to an io.Writer. Keys must be added in strictly
@@ -68,6 +72,9 @@ type Writer struct {
 	lastKey []byte
 
 	rangeDels []rangedel.Tombstone
+
+	lastPrefix []byte // the last prefix added to the filter
+	havePrefix bool
 
 	// After a data block is written, its index entry waits for the first
 	// key of the next block, so the separator can be shortened.
@@ -139,6 +146,15 @@ func (w *Writer) Add(ikey, value []byte) error {
 	}
 	if w.filter != nil {
 		w.filter.AddKey(ukey)
+		if w.opts.Prefix != nil {
+			// Keys come in order, so a prefix's keys are consecutive.
+			if n, ok := w.opts.Prefix.PrefixLen(ukey); ok && n <= len(ukey) && (!w.havePrefix || !bytes.Equal(w.lastPrefix, ukey[:n])) {
+				w.filter.AddKey(ukey[:n])
+				w.lastPrefix = append(w.lastPrefix[:0], ukey[:n]...)
+				w.havePrefix = true
+				w.props.NumPrefixes++
+			}
+		}
 	}
 	w.data.add(ikey, value)
 	if w.props.NumEntries == 0 {
@@ -267,6 +283,9 @@ func (w *Writer) Finish() (*Properties, error) {
 	if w.filter != nil {
 		filterData = w.filter.Finish(nil)
 		p.FilterPolicy = w.filterPolicy.Name()
+		if w.opts.Prefix != nil {
+			p.PrefixExtractor = w.opts.Prefix.Name()
+		}
 		p.FilterSize = uint64(len(filterData))
 		if p.NumEntries > 0 {
 			bpk := float64(len(filterData)) * 8 / float64(p.NumEntries)
