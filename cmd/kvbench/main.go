@@ -64,19 +64,26 @@
 //
 // # Filter laboratory
 //
-//	kvbench filters [--keys N] [--probes N] [--keys_pattern P] [--probes_pattern P] [--csv FILE] [--svg FILE]
+//	kvbench filters [--policies LIST] [--min_bits N] [--max_bits N] [--keys N] [--probes N]
+//	                [--keys_pattern P] [--probes_pattern P] [--csv FILE] [--svg FILE]
 //
-// builds, for every filter policy of package filter and every budget of 1
-// to 20 bits per key, a filter over --keys keys, then probes it with
-// --probes absent keys, and prints the measured false-positive rate next to
-// the theoretical one, the actual bits per key, build time per key and time
-// per absent-key probe. It draws the rates (one panel per filter, theory
-// and measurements) and the probe times against bits per key into
-// kvbench-filters.svg in the working directory (--svg to name another
-// file, --svg= for none); --csv also writes the table. --keys_pattern
-// (seq, spaced, random) and --probes_pattern (after, between, random)
-// choose the keys: --keys_pattern=spaced --probes_pattern=between probes
-// each key's neighbours, db_bench's keys at their hardest for a weak hash.
+// builds, for every filter of package filter named by --policies (all by
+// default) and every budget of --min_bits to --max_bits bits per key (1 to
+// 20), a filter over --keys keys, then probes it with --probes absent keys.
+// It prints the measured false-positive rate next to the theoretical one
+// with the band chance allows (±2σ), the actual bits per key, build time
+// per key and time per absent-key probe. Some filters take only some of
+// those budgets, as -h lists: binary fuse 8 and 16, for one, and the cuckoo
+// filter each multiple of 4 (its fingerprint size). It draws the rates (one
+// panel per filter: theory a thin line, measurements dots, and
+// measured/theory under it) and the probe times against bits per key into
+// kvbench-filters.svg in the working directory (--svg to name another file,
+// --svg= for none) and prints its path; --csv also writes the table.
+// --keys_pattern (seq, spaced, random) and --probes_pattern (after,
+// between, random, missing) choose the keys: --keys_pattern=spaced
+// --probes_pattern=between probes each key's neighbours, db_bench's keys at
+// their hardest for a weak hash, and missing probes db_bench's readmissing
+// keys.
 //
 // Usage:
 //
