@@ -681,7 +681,7 @@ func printLabRow(w io.Writer, r labRow) {
 var labCaveats = map[string]string{
 	"leveldb": "leveldb departs from theory by the design of its 32-bit hash, not by chance. Some of db_bench's %016d keys hash\n" +
 		"  to one value, so an absent key that shares a key's hash passes at every budget (a floor, above, when the run has one); and its\n" +
-		"  probes h+i·rotr(h,17) are not independent (the third, ≈ h+rotr(h,16), takes only about 190,000 values), so its filter has\n" +
+		"  probes h+i·rotr(h,17) are not independent (the third, ≈ h+rotr(h,16), takes only 196,606 of the 2^32 values), so its filter has\n" +
 		"  fewer bits set than theory (above) and the other absent keys pass less often. Which wins depends on the numbers that meet:\n" +
 		"  100,000 sequential keys share no hash with the numbers after them (meas/th below 1), 20,000 do; the neighbours of\n" +
 		"  spaced keys share more as the keys grow (--keys_pattern=spaced --probes_pattern=between). BENCHMARKS.md has the figures.",
