@@ -421,3 +421,36 @@ func ExampleDB_DeleteRange() {
 	// now: user:41:name user:42:name user:43:name
 	// before: user:41:name user:42:email user:42:name user:43:name
 }
+
+// With a prefix extractor, tables' filters also hold their keys'
+// prefixes: a scan bounded to one prefix skips the tables that hold none.
+func ExampleOptions_prefix() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, &db.Options{Prefix: filter.DelimitedPrefix(':')})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"alice:email", "alice:name", "carol:name"} {
+		d.Put([]byte(k), []byte("..."), nil)
+	}
+	d.Flush() // the keys are now in a table whose filter holds "alice:" and "carol:"
+
+	for _, p := range []string{"alice:", "bob:"} {
+		lo, hi := db.PrefixBounds([]byte(p))
+		it := d.NewIterator(&db.ReadOptions{LowerBound: lo, UpperBound: hi})
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		it.Close()
+		fmt.Printf("%s %d keys\n", p, n)
+	}
+	m := d.Metrics()
+	fmt.Printf("prefix filter: %d checks, %d tables skipped\n", m.PrefixFilter.Checks, m.PrefixFilter.Useful)
+	// Output:
+	// alice: 2 keys
+	// bob: 0 keys
+	// prefix filter: 2 checks, 1 tables skipped
+}
