@@ -164,6 +164,7 @@ func (d *DB) writerOptions(level int) sstable.WriterOptions {
 		FilterPolicy:         d.filterPolicyForLevel(level),
 		DisableCompression:   d.opts.DisableCompression,
 		Prefix:               d.opts.Prefix,
+		RangeFilter:          d.opts.RangeFilter,
 	}
 }
 

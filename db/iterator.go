@@ -107,6 +107,8 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	if !it.empty && d.opts.Prefix != nil {
 		prefix, prefixOK = filter.ScanPrefix(d.opts.Prefix, it.lower, it.upper)
 	}
+	// Both bounds: each table's range filter is asked as well.
+	rangeOK := !it.empty && d.opts.RangeFilter != nil && it.lower != nil && it.upper != nil
 	// Room for both memtables, every L0 table and one levelIter a level.
 	n := 2 + len(it.rs.v.Files)
 	if len(it.rs.v.Files) > 0 {
@@ -125,9 +127,9 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 			break
 		}
 		files = it.overlapping(files)
-		if prefixOK {
+		if prefixOK || rangeOK {
 			var err error
-			if files, err = it.prefixFiltered(level, files, prefix); err != nil {
+			if files, err = it.filtered(level, files, prefix, prefixOK, rangeOK); err != nil {
 				it.err = err
 				for _, c := range iters {
 					c.Close()
@@ -164,10 +166,15 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	return it
 }
 
-// prefixFiltered returns the files whose prefix filter may hold a key
-// with prefix (every file that has none for the DB's extractor).
-func (it *Iterator) prefixFiltered(level int, files []*manifest.FileMetadata, prefix []byte) ([]*manifest.FileMetadata, error) {
-	name := it.d.opts.Prefix.Name()
+// filtered returns the files that may hold a key in the bounds by their
+// prefix filter (when usePrefix: every key in the bounds has prefix) and
+// their range filter (when useRange). A file without such a filter, or
+// with one of another extractor or policy, is kept.
+func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix []byte, usePrefix, useRange bool) ([]*manifest.FileMetadata, error) {
+	var name string
+	if usePrefix {
+		name = it.d.opts.Prefix.Name()
+	}
 	var out []*manifest.FileMetadata
 	lm := &it.d.m.levels[level]
 	for i, f := range files {
@@ -175,21 +182,25 @@ func (it *Iterator) prefixFiltered(level int, files []*manifest.FileMetadata, pr
 		if err != nil {
 			return nil, err
 		}
-		if !r.PrefixFiltered(name) {
-			if out != nil {
-				out = append(out, f)
+		keep := true
+		if usePrefix && r.PrefixFiltered(name) {
+			lm.prefixChecks.Add(1)
+			if !r.PrefixMayContain(name, prefix) {
+				lm.prefixSkipped.Add(1)
+				keep = false
 			}
-			continue
 		}
-		lm.prefixChecks.Add(1)
-		if r.PrefixMayContain(name, prefix) {
-			if out != nil {
-				out = append(out, f)
+		if keep && useRange && r.HasRangeFilter() {
+			lm.rangeChecks.Add(1)
+			if !r.RangeMayContain(it.lower, it.upper) {
+				lm.rangeSkipped.Add(1)
+				keep = false
 			}
-			continue
 		}
-		lm.prefixSkipped.Add(1)
-		if out == nil {
+		switch {
+		case keep && out != nil:
+			out = append(out, f)
+		case !keep && out == nil:
 			out = append(make([]*manifest.FileMetadata, 0, len(files)), files[:i]...)
 		}
 	}

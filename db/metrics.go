@@ -46,7 +46,9 @@ type levelCounters struct {
 	compactionBytesOut atomic.Int64 // bytes they wrote here
 	prefixChecks       atomic.Int64 // prefix filter checks of iterators
 	prefixSkipped      atomic.Int64 // tables they skipped
-	_                  [24]byte     // keep these off the next level's line
+	rangeChecks        atomic.Int64 // range filter checks of iterators
+	rangeSkipped       atomic.Int64 // tables they skipped
+	_                  [8]byte      // keep these off the next level's line
 }
 
 // FilterMetrics count what the per-table filters did for Get.
@@ -93,6 +95,9 @@ type LevelMetrics struct {
 	// Positives. TruePositives stays 0: telling a true positive from a
 	// false one takes the block read the filter exists to avoid.
 	PrefixFilter FilterMetrics
+	// RangeFilter counts the range filter checks (Options.RangeFilter) of
+	// iterators with both bounds, as PrefixFilter does.
+	RangeFilter FilterMetrics
 	// Compactions counts the compactions that wrote into this level;
 	// CompactionBytesIn and CompactionBytesOut are what they read (from
 	// this level and the one above) and wrote. Trivial moves are not
@@ -107,9 +112,11 @@ type LevelMetrics struct {
 type Metrics struct {
 	// Levels holds per-level tables and filter counters.
 	Levels [NumLevels]LevelMetrics
-	// Filter sums Levels[*].Filter, PrefixFilter Levels[*].PrefixFilter.
+	// Filter sums Levels[*].Filter, PrefixFilter Levels[*].PrefixFilter
+	// and RangeFilter Levels[*].RangeFilter.
 	Filter       FilterMetrics
 	PrefixFilter FilterMetrics
+	RangeFilter  FilterMetrics
 
 	// Gets counts calls of Get.
 	Gets int64
@@ -246,6 +253,11 @@ func (d *DB) Metrics() *Metrics {
 		pf.Positives = max(pf.Checks-skipped, 0)
 		m.Levels[l].PrefixFilter = pf
 		m.PrefixFilter.add(pf)
+		rskipped := c.rangeSkipped.Load()
+		rf := FilterMetrics{Checks: c.rangeChecks.Load(), Useful: rskipped}
+		rf.Positives = max(rf.Checks-rskipped, 0)
+		m.Levels[l].RangeFilter = rf
+		m.RangeFilter.add(rf)
 		m.Levels[l].Compactions = c.compactions.Load()
 		m.Levels[l].CompactionBytesIn = c.compactionBytesIn.Load()
 		m.Levels[l].CompactionBytesOut = c.compactionBytesOut.Load()
@@ -330,6 +342,9 @@ func (m *Metrics) String() string {
 		m.Compactions, humanBytes(m.CompactionBytesWritten), m.TrivialMoves, m.WriteAmplification(), m.WriteStalls, m.WriteSlowdowns)
 	if pf := m.PrefixFilter; pf.Checks > 0 {
 		fmt.Fprintf(&b, "prefix filter: %d checks by bounded iterators, %d tables skipped, %d let through\n", pf.Checks, pf.Useful, pf.Positives)
+	}
+	if rf := m.RangeFilter; rf.Checks > 0 {
+		fmt.Fprintf(&b, "range filter: %d checks by bounded iterators, %d tables skipped, %d let through\n", rf.Checks, rf.Useful, rf.Positives)
 	}
 	if m.RangeTombstones+m.MemTableRangeTombstones+m.CoveredEntriesDropped > 0 {
 		fmt.Fprintf(&b, "range tombstones: %d in tables, %d in memtables; %d covered entries dropped by compactions\n",

@@ -46,6 +46,15 @@ type Options struct {
 	// distinct prefix; with filter.None there is nothing to add them to.
 	Prefix filter.Prefix
 
+	// RangeFilter, when set, gives every table written a range filter
+	// (filter.NewGrafiteRangePolicy), and an iterator with both bounds
+	// asks each table's range filter whether any of its keys lies in
+	// [LowerBound, UpperBound) before reading anything of the table, so a
+	// short empty range costs no block read even without a common prefix.
+	// Tables written without it (or with another policy) are read as
+	// before. Default nil: no range filter.
+	RangeFilter filter.RangePolicy
+
 	// WriteBufferSize is how many bytes the memtable holds before it is
 	// frozen and flushed to a level-0 table. Default 4 MiB; at least 1 KiB,
 	// at most MaxWriteBufferSize (1 GiB).

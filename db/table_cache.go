@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"github.com/bloomkv/bloomkv/filter"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -187,6 +188,9 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 		Cache:   d.cache,
 		FileID:  meta.FileNum,
 		Stats:   &d.stats,
+	}
+	if d.opts.RangeFilter != nil {
+		ro.RangeFilters = []filter.RangePolicy{d.opts.RangeFilter}
 	}
 	// Map the table when the file system can; if mapping fails (no
 	// address space, an odd file system) the table is read with ReadAt.

@@ -56,6 +56,10 @@ const (
 	// tombstones has no such block.
 	MetaRangeDelKey = "bloomkv.rangedel"
 
+	// MetaRangeFilterPrefix, followed by the range policy's name, names
+	// the range filter block in the metaindex.
+	MetaRangeFilterPrefix = "rangefilter."
+
 	// MetaFilterPrefix, followed by the filter policy's name, names the
 	// filter block in the metaindex.
 	MetaFilterPrefix = "filter."

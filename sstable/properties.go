@@ -26,6 +26,8 @@ const (
 	PropNumEntries       = "bloomkv.num.entries"         // uvarint
 	PropNumRangeDels     = "bloomkv.num.range-deletions" // uvarint, absent when 0
 	PropPrefixExtractor  = "bloomkv.prefix.extractor"    // filter.Prefix name, absent when none
+	PropRangeFilter      = "bloomkv.range.filter"        // filter.RangePolicy name, absent when none
+	PropRangeFilterSize  = "bloomkv.range.filter.size"   // uvarint, absent when none
 	PropNumPrefixes      = "bloomkv.num.prefixes"        // uvarint, absent with no extractor
 	PropRawKeySize       = "bloomkv.raw.key.size"        // uvarint
 	PropRawValueSize     = "bloomkv.raw.value.size"      // uvarint
@@ -61,6 +63,10 @@ type Properties struct {
 	// added.
 	PrefixExtractor string
 	NumPrefixes     uint64
+	// RangeFilter names the range filter's policy ("" when none) and
+	// RangeFilterSize is its length.
+	RangeFilter     string
+	RangeFilterSize uint64
 	// FilterBitsPerKey is FilterSize*8/NumEntries (0 with no filter or no
 	// entries), rounded to 4 decimals.
 	FilterBitsPerKey float64
@@ -85,6 +91,9 @@ func (p *Properties) String() string {
 	fmt.Fprintf(&b, "data blocks: %d, data size %d, index size %d\n", p.NumDataBlocks, p.DataSize, p.IndexSize)
 	fmt.Fprintf(&b, "raw key size: %d, raw value size: %d\n", p.RawKeySize, p.RawValueSize)
 	fmt.Fprintf(&b, "filter: %q, %d bytes, %.4f bits/key\n", p.FilterPolicy, p.FilterSize, p.FilterBitsPerKey)
+	if p.RangeFilter != "" {
+		fmt.Fprintf(&b, "range filter: %q, %d bytes\n", p.RangeFilter, p.RangeFilterSize)
+	}
 	if p.PrefixExtractor != "" {
 		fmt.Fprintf(&b, "prefix filter: %q, %d prefixes in the filter\n", p.PrefixExtractor, p.NumPrefixes)
 	}
@@ -112,6 +121,9 @@ func (p *Properties) encode() [][2][]byte {
 	}
 	if p.NumRangeDeletions > 0 {
 		kv = append(kv, [2][]byte{[]byte(PropNumRangeDels), u(p.NumRangeDeletions)})
+	}
+	if p.RangeFilter != "" {
+		kv = append(kv, [2][]byte{[]byte(PropRangeFilter), []byte(p.RangeFilter)}, [2][]byte{[]byte(PropRangeFilterSize), u(p.RangeFilterSize)})
 	}
 	if p.PrefixExtractor != "" {
 		kv = append(kv, [2][]byte{[]byte(PropPrefixExtractor), []byte(p.PrefixExtractor)}, [2][]byte{[]byte(PropNumPrefixes), u(p.NumPrefixes)})
@@ -141,6 +153,10 @@ func decodeProperties(block []byte) (*Properties, error) {
 			p.FilterPolicy = string(v)
 		case PropPrefixExtractor:
 			p.PrefixExtractor = string(v)
+		case PropRangeFilter:
+			p.RangeFilter = string(v)
+		case PropRangeFilterSize:
+			dst = &p.RangeFilterSize
 		case PropNumPrefixes:
 			dst = &p.NumPrefixes
 		case PropSmallestKey:

@@ -41,6 +41,9 @@ type ReaderOptions struct {
 	// is used only when one of them has the name stored in the table;
 	// otherwise the reader acts as if the table had no filter.
 	Filters []filter.Policy
+	// RangeFilters are the range filter policies this reader knows, as
+	// Filters for the whole-key filter.
+	RangeFilters []filter.RangePolicy
 	// Cache, when not nil, holds this reader's decompressed data blocks
 	// under (FileID, block offset). FileID must be unique among the tables
 	// sharing the cache.
@@ -78,6 +81,9 @@ type Reader struct {
 	filterData []byte
 	policy     filter.Policy // nil: no usable filter
 	rangeDels  []rangedel.Tombstone
+
+	rangeData   []byte
+	rangePolicy filter.RangePolicy // nil: no usable range filter
 
 	dataEnd uint64 // data blocks lie in [0, dataEnd)
 	closed  bool
@@ -120,7 +126,8 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	propsHandle, filterHandle, rangeDelHandle, filterName, metaStart, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
+	mi, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
+	propsHandle, filterHandle, rangeDelHandle, filterName, metaStart := mi.props, mi.filter, mi.rangeDel, mi.filterName, mi.metaStart
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +157,17 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 			return nil, base.CorruptionErrorf("sstable: properties count %d range deletions, the block holds %d", r.props.NumRangeDeletions, len(r.rangeDels))
 		}
 	}
+	if mi.rangeFilterName != "" {
+		for _, p := range o.RangeFilters {
+			if p != nil && p.Name() == mi.rangeFilterName {
+				if r.rangeData, err = r.readBlock(mi.rangeFilter); err != nil {
+					return nil, err
+				}
+				r.rangePolicy = p
+				break
+			}
+		}
+	}
 	if filterName != "" {
 		if p := findPolicy(o.Filters, filterName); p != nil {
 			if r.filterData, err = r.readBlock(filterHandle); err != nil {
@@ -174,20 +192,29 @@ func findPolicy(ps []filter.Policy, name string) filter.Policy {
 	return nil
 }
 
-// parseMetaindex finds the properties and filter handles, checks that every
-// meta block lies before the metaindex, and returns the lowest offset of any
-// meta block, where the data blocks must end.
-func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt, rangeDel blockHandle, filterName string, metaStart uint64, err error) {
+// metaHandles are what the metaindex locates.
+type metaHandles struct {
+	props, filter, rangeDel, rangeFilter blockHandle
+	filterName, rangeFilterName          string
+	metaStart                            uint64 // the lowest offset of any meta block
+}
+
+// parseMetaindex finds the properties, filter, range filter and
+// range-deletion handles, checks that every meta block lies before the
+// metaindex, and finds the lowest offset of any meta block, where the data
+// blocks must end.
+func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandles, err error) {
 	var it blockIter
 	if err = it.init(true, block); err != nil {
 		return
 	}
-	metaStart = metaindexOff
+	mi.metaStart = metaindexOff
 	haveProps := false
 	for ok := it.First(); ok; ok = it.Next() {
 		name := string(it.Key())
 		isFilter := strings.HasPrefix(name, MetaFilterPrefix)
-		if name != MetaPropertiesKey && name != MetaRangeDelKey && !isFilter {
+		isRangeFilter := strings.HasPrefix(name, MetaRangeFilterPrefix)
+		if name != MetaPropertiesKey && name != MetaRangeDelKey && !isFilter && !isRangeFilter {
 			continue // a block this version does not know
 		}
 		h, n, herr := decodeHandle(it.Value())
@@ -202,26 +229,31 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (props, filt,
 		if err = checkRegion(h, 0, metaindexOff, name); err != nil {
 			return
 		}
-		metaStart = min(metaStart, h.offset)
-		if isFilter {
-			if filterName != "" {
-				err = base.CorruptionErrorf("sstable: metaindex names two filters")
+		mi.metaStart = min(mi.metaStart, h.offset)
+		switch {
+		case isFilter, isRangeFilter:
+			prefix, kind, dst, dstName := MetaFilterPrefix, "filter", &mi.filter, &mi.filterName
+			if isRangeFilter {
+				prefix, kind, dst, dstName = MetaRangeFilterPrefix, "range filter", &mi.rangeFilter, &mi.rangeFilterName
+			}
+			if *dstName != "" {
+				err = base.CorruptionErrorf("sstable: metaindex names two %ss", kind)
 				return
 			}
-			filterName = name[len(MetaFilterPrefix):]
-			if filterName == "" {
-				err = base.CorruptionErrorf("sstable: metaindex names a filter with no policy name")
+			*dstName = name[len(prefix):]
+			if *dstName == "" {
+				err = base.CorruptionErrorf("sstable: metaindex names a %s with no policy name", kind)
 				return
 			}
-			filt = h
-		} else if name == MetaRangeDelKey {
+			*dst = h
+		case name == MetaRangeDelKey:
 			if h.size == 0 {
 				err = base.CorruptionErrorf("sstable: empty range-deletion block")
 				return
 			}
-			rangeDel = h
-		} else {
-			props = h
+			mi.rangeDel = h
+		default:
+			mi.props = h
 			haveProps = true
 		}
 	}
@@ -585,6 +617,20 @@ func (r *Reader) MayContain(ukey []byte) bool {
 		return true
 	}
 	return r.policy.MayContain(r.filterData, ukey)
+}
+
+// HasRangeFilter reports whether the table has a range filter this reader
+// can use.
+func (r *Reader) HasRangeFilter() bool { return r.rangePolicy != nil }
+
+// RangeMayContain asks the table's range filter whether a key of the
+// table may lie in [lo, hi). It is true when the table has no usable range
+// filter. It reads nothing.
+func (r *Reader) RangeMayContain(lo, hi []byte) bool {
+	if r.rangePolicy == nil {
+		return true
+	}
+	return r.rangePolicy.MayContainRange(r.rangeData, lo, hi)
 }
 
 // PrefixMayContain asks the table's filter whether a key with the given

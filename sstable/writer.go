@@ -52,6 +52,9 @@ type WriterOptions struct {
 	// prefix of the keys to the filter, and records the extractor's name
 	// in the properties, so Reader.PrefixMayContain can answer for it.
 	Prefix filter.Prefix
+	// RangeFilter, when set, builds a range filter over the user keys of
+	// all entries, for Reader.RangeMayContain.
+	RangeFilter filter.RangePolicy
 }
 
 // Writer writes one table to an io.Writer. Keys must be added in strictly
@@ -75,6 +78,8 @@ type Writer struct {
 
 	lastPrefix []byte // the last prefix added to the filter
 	havePrefix bool
+
+	rangeFilter filter.RangeBuilder
 
 	// After a data block is written, its index entry waits for the first
 	// key of the next block, so the separator can be shortened.
@@ -103,6 +108,9 @@ func NewWriter(w io.Writer, o WriterOptions) *Writer {
 	wr := &Writer{w: w, opts: o}
 	wr.data.restartInterval = o.BlockRestartInterval
 	wr.index.restartInterval = 1
+	if o.RangeFilter != nil {
+		wr.rangeFilter = o.RangeFilter.NewBuilder()
+	}
 	if o.FilterPolicy != nil && !filter.IsNone(o.FilterPolicy) {
 		wr.filterPolicy = o.FilterPolicy
 		wr.filter = o.FilterPolicy.NewBuilder()
@@ -155,6 +163,9 @@ func (w *Writer) Add(ikey, value []byte) error {
 				w.props.NumPrefixes++
 			}
 		}
+	}
+	if w.rangeFilter != nil {
+		w.rangeFilter.AddKey(ukey)
 	}
 	w.data.add(ikey, value)
 	if w.props.NumEntries == 0 {
@@ -304,6 +315,15 @@ func (w *Writer) Finish() (*Properties, error) {
 			return nil, w.err
 		}
 	}
+	var rangeFilterHandle blockHandle
+	if w.rangeFilter != nil {
+		data := w.rangeFilter.Finish(nil)
+		p.RangeFilter = w.opts.RangeFilter.Name()
+		p.RangeFilterSize = uint64(len(data))
+		if rangeFilterHandle, w.err = w.writeBlock(data, false); w.err != nil {
+			return nil, w.err
+		}
+	}
 	var rangeDelHandle blockHandle
 	if len(w.rangeDels) > 0 {
 		rangedel.Sort(w.rangeDels)
@@ -334,6 +354,9 @@ func (w *Writer) Finish() (*Properties, error) {
 	}
 	if w.filter != nil {
 		meta.add([]byte(MetaFilterPrefix+p.FilterPolicy), appendHandle(nil, filterHandle))
+	}
+	if w.rangeFilter != nil { // "rangefilter." sorts after "filter."
+		meta.add([]byte(MetaRangeFilterPrefix+p.RangeFilter), appendHandle(nil, rangeFilterHandle))
 	}
 	metaHandle, err := w.writeBlock(meta.finish(), false)
 	if err != nil {
