@@ -63,4 +63,10 @@ func TestPrefixFilter(t *testing.T) {
 	if fp > 15 { // 250 absent prefixes at about 1%
 		t.Errorf("%d of 250 absent prefixes passed the filter", fp)
 	}
+	// The filter is sized for keys and prefixes together: within 5% of
+	// 10 bits for each.
+	want := float64(props.NumEntries+props.NumPrefixes) * 10 / 8
+	if got := float64(props.FilterSize); got < 0.95*want || got > 1.05*want {
+		t.Errorf("filter of %.0f bytes for %d keys and %d prefixes at 10 bits each (%.0f bytes)", got, props.NumEntries, props.NumPrefixes, want)
+	}
 }
