@@ -157,7 +157,16 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(w, "compression: %s\n", p.Compression)
 	fmt.Fprintf(w, "smallest key: %s\n", bf.formatIKey(p.Smallest))
 	fmt.Fprintf(w, "largest key: %s\n", bf.formatIKey(p.Largest))
+	if p.NumRangeDeletions > 0 {
+		fmt.Fprintf(w, "range deletions: %d\n", p.NumRangeDeletions)
+	}
 	fmt.Fprintf(w, "filter policy: %s\n", policyName(p.FilterPolicy))
+	if p.PrefixExtractor != "" {
+		fmt.Fprintf(w, "prefix extractor: %s (%d distinct prefixes in the filter)\n", p.PrefixExtractor, p.NumPrefixes)
+	}
+	if p.RangeFilter != "" {
+		fmt.Fprintf(w, "range filter: %s, %d bytes (%.2f bits per key)\n", p.RangeFilter, p.RangeFilterSize, float64(8*p.RangeFilterSize)/float64(max(p.NumEntries, 1)))
+	}
 	if p.FilterPolicy != "" {
 		fmt.Fprintf(w, "filter size: %d\n", p.FilterSize)
 		fmt.Fprintf(w, "filter bits per key: %.4f\n", p.FilterBitsPerKey)
