@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 )
 
@@ -342,6 +343,86 @@ func BenchmarkMultiGet(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkPrefixScan scans one prefix per op on a store of 200,000 keys
+// "%08d%08d" (an 8-byte prefix of 16 keys each: prefixes 0, 2, 4, ...
+// exist, the odd ones are absent but inside every table's key range),
+// written with a FixedPrefix(8) extractor (with-prefix-filter) and read
+// with or without it (without: the tables' prefixes are ignored).
+func BenchmarkPrefixScan(b *testing.B) {
+	const prefixes = 12500
+	dir := b.TempDir()
+	{
+		d := mustOpen(b, dir, &Options{Prefix: filter.FixedPrefix(8)})
+		rng := rand.New(rand.NewSource(1))
+		val := make([]byte, 100)
+		var batch Batch
+		for _, p := range rng.Perm(prefixes) {
+			for i := 0; i < 16; i++ {
+				rng.Read(val[:50])
+				batch.Put([]byte(fmt.Sprintf("%08d%08d", 2*p, i)), val)
+			}
+			if batch.Count() >= 1000 {
+				if err := d.Write(&batch, nil); err != nil {
+					b.Fatal(err)
+				}
+				batch.Reset()
+			}
+		}
+		if err := d.Write(&batch, nil); err != nil {
+			b.Fatal(err)
+		}
+		// Compacted now, with the extractor: a compaction after a reopen
+		// without it would write tables without prefixes.
+		if err := d.CompactRange(nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, present := range []bool{false, true} {
+		for _, withFilter := range []bool{false, true} {
+			name := "absent"
+			if present {
+				name = "present"
+			}
+			if withFilter {
+				name += "/prefix-filter"
+			} else {
+				name += "/no-prefix-filter"
+			}
+			b.Run(name, func(b *testing.B) {
+				o := &Options{}
+				if withFilter {
+					o.Prefix = filter.FixedPrefix(8)
+				}
+				d := mustOpen(b, dir, o)
+				defer d.Close()
+				rng := rand.New(rand.NewSource(2))
+				before := d.Metrics()
+				b.ResetTimer()
+				found := 0
+				for i := 0; i < b.N; i++ {
+					p := 2 * rng.Intn(prefixes)
+					if !present {
+						p++
+					}
+					lo, hi := PrefixBounds([]byte(fmt.Sprintf("%08d", p)))
+					it := d.NewIterator(&ReadOptions{LowerBound: lo, UpperBound: hi})
+					for ok := it.First(); ok; ok = it.Next() {
+						found++
+					}
+					it.Close()
+				}
+				b.StopTimer()
+				after := d.Metrics()
+				b.ReportMetric(float64(after.DataBlocksRead-before.DataBlocksRead)/float64(b.N), "blocks/op")
+				b.ReportMetric(float64(found)/float64(b.N), "keys/op")
+			})
 		}
 	}
 }
