@@ -25,6 +25,8 @@ func fkey(i int) string { return fmt.Sprintf("f%03d", i) }
 
 // faultBaseStore builds the store every fault run starts from: tables in
 // two levels and a log to replay, so Open has recovery work to fail in.
+// Range tombstones are in each: a level-0 table's over the compacted
+// level's keys, and the log's over both (with a key put again after it).
 func faultBaseStore(t *testing.T) (*vfs.MemFS, map[string]string) {
 	t.Helper()
 	mem := vfs.NewMem()
@@ -44,11 +46,21 @@ func faultBaseStore(t *testing.T) (*vfs.MemFS, map[string]string) {
 	} else if !ok {
 		t.Log("no CompactRange: the base store has level-0 tables only")
 	}
+	delRange := func(a, b int) {
+		if err := d.DeleteRange([]byte(fkey(a)), []byte(fkey(b)), nil); err != nil {
+			t.Fatal(err)
+		}
+		deleteRangeFromModel(m, 0, fkey(a), fkey(b))
+	}
+	delRange(22, 31) // into the level-0 table below, over the compacted keys
 	for i := 40; i < 80; i += 3 {
 		put(i, fmt.Sprintf("second%d", i))
 	}
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
+	}
+	if storeRangeDels(d) == 0 {
+		t.Fatal("the base store's flush wrote no range tombstone")
 	}
 	for i := 0; i < 20; i += 4 {
 		if err := d.Delete([]byte(fkey(i)), nil); err != nil {
@@ -57,6 +69,8 @@ func faultBaseStore(t *testing.T) (*vfs.MemFS, map[string]string) {
 		delete(m, fkey(i))
 	}
 	put(90, "in the log")
+	delRange(44, 53) // in the log too, over both levels
+	put(47, "in the log, after its range deletion")
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +110,12 @@ func (r *faultRun) check(what string, err error) bool {
 
 func (r *faultRun) write(d *DB, b *Batch, sync bool, apply func(map[string]string)) {
 	r.t.Helper()
-	err := d.Write(b, &WriteOptions{Sync: sync})
+	r.written(d, d.Write(b, &WriteOptions{Sync: sync}), apply)
+}
+
+// written updates the models after a write that returned err.
+func (r *faultRun) written(d *DB, err error, apply func(map[string]string)) {
+	r.t.Helper()
 	if r.wfail && err == nil {
 		r.fatalf("a write succeeded after an earlier write failed")
 	}
@@ -125,6 +144,13 @@ func (r *faultRun) put(d *DB, i int, v string, sync bool) {
 	var b Batch
 	b.Put([]byte(fkey(i)), []byte(v))
 	r.write(d, &b, sync, func(m map[string]string) { m[fkey(i)] = v })
+}
+
+// delRange deletes [fkey(a), fkey(b)) with DB.DeleteRange.
+func (r *faultRun) delRange(d *DB, a, b int, sync bool) {
+	r.t.Helper()
+	err := d.DeleteRange([]byte(fkey(a)), []byte(fkey(b)), &WriteOptions{Sync: sync})
+	r.written(d, err, func(m map[string]string) { deleteRangeFromModel(m, 0, fkey(a), fkey(b)) })
 }
 
 func (r *faultRun) del(d *DB, i int, sync bool) {
@@ -190,22 +216,36 @@ func (r *faultRun) workload() {
 	}
 	r.del(d, 41, false)
 	r.del(d, 99, true)
+	r.delRange(d, 102, 104, false) // over two keys of the memtable
 	var b Batch
 	b.Put([]byte(fkey(5)), []byte("batched"))
+	b.Put([]byte(fkey(62)), []byte("batched, then range-deleted"))
+	b.DeleteRange([]byte(fkey(58)), []byte(fkey(70))) // over both levels and the batch's own put
+	b.Put([]byte(fkey(64)), []byte("batched after the range deletion"))
 	b.Delete([]byte(fkey(43)))
 	b.Put([]byte(fkey(110)), []byte("batched too"))
 	r.write(d, &b, true, func(m map[string]string) {
 		m[fkey(5)] = "batched"
+		m[fkey(62)] = "batched, then range-deleted"
+		deleteRangeFromModel(m, 0, fkey(58), fkey(70))
+		m[fkey(64)] = "batched after the range deletion"
 		delete(m, fkey(43))
 		m[fkey(110)] = "batched too"
 	})
 	r.scan(d, "scan")
-	r.check("Flush", d.Flush())
+	r.check("Flush", d.Flush()) // a table with range tombstones
 	r.noteBackground(d)
+	if r.name == "no faults" && storeRangeDels(d) == 0 {
+		r.fatalf("after the flush no table holds a range tombstone")
+	}
 	for i := 0; i < 12; i++ {
 		r.put(d, 120+i, fmt.Sprintf("after flush %d %s", i, strings.Repeat("z", 300)), i%5 == 0)
 	}
+	r.delRange(d, 0, 12, false) // over the compacted level, to compact with it
 	for i := 100; i < 132; i += 5 {
+		r.get(d, i)
+	}
+	for i := 55; i < 72; i += 2 {
 		r.get(d, i)
 	}
 	_, err = compactRange(d, nil, nil)
@@ -231,7 +271,28 @@ func (r *faultRun) reopenClean() {
 	for i := 0; i < 180; i++ {
 		r.get(d, i)
 	}
+	// Every read path agrees with the forward scan (each applies the
+	// range tombstones its own way).
+	got, err := scanState(d, nil)
+	if err != nil {
+		r.fatalf("scan after reopening without faults: %v", err)
+	}
+	if diff := readsDiffer(d, nil, got, faultKeys, faultSeeks); diff != "" {
+		r.fatalf("after reopening without faults the reads disagree with the forward scan: %s", diff)
+	}
 }
+
+// faultKeys are the keys the fault workloads may write; faultSeeks the
+// Seek targets of readsDiffer.
+var faultKeys, faultSeeks = func() (keys, seeks []string) {
+	for i := 0; i < 180; i++ {
+		keys = append(keys, fkey(i))
+	}
+	for i := 0; i < 180; i += 4 {
+		seeks = append(seeks, fkey(i), fkey(i)+"\x00")
+	}
+	return keys, append(seeks, "", "f", "f1", "g")
+}()
 
 // TestFaultInjectionEveryOp runs the fault workload once without faults to
 // count its file-system operations, then once per operation index i with
@@ -334,6 +395,11 @@ func TestNoSpaceDuringFlushAndCompaction(t *testing.T) {
 			for i := 0; i < 10; i++ {
 				r.put(d, 150+i, strings.Repeat("n", 100), false)
 			}
+			// Range tombstones for the flush to write, over the memtable
+			// and the tables, and a key put again after one.
+			r.delRange(d, 152, 157, false)
+			r.delRange(d, 20, 50, false)
+			r.put(d, 154, "after the range deletion", false)
 			if phase == "compaction" {
 				if err := d.Flush(); err != nil {
 					t.Fatal(err)
@@ -423,8 +489,10 @@ func TestBackgroundErrorSurfaces(t *testing.T) {
 			d := mustOpen(t, "/db", o)
 			r := &faultRun{t: t, name: tc.name, fs: ffs, acked: map[string]string{}}
 			for i := 0; i < tc.tables; i++ {
-				// Overlapping tables, so the compaction merges them.
+				// Overlapping tables, so the compaction merges them; each
+				// with a range tombstone over the last one's key.
 				r.put(d, 0, fmt.Sprintf("table %d", i), false)
+				r.delRange(d, 49+i, 50+i, false)
 				r.put(d, 50+i, strings.Repeat("t", 100), false)
 				// The last Flush may already report the compaction's failure.
 				r.check("Flush", d.Flush())
