@@ -231,7 +231,9 @@ func putBatch(b *Batch) {
 // one fsync. The batch may be reused once Write returns.
 //
 // A batch that refused a write for being over a size limit (Batch.Err) is
-// refused whole with that error, wrapping ErrInvalidArgument.
+// refused whole with that error, wrapping ErrInvalidArgument. An empty
+// batch changes nothing; with Sync it still syncs the log, so the writes
+// acknowledged before it are durable when it returns.
 func (d *DB) Write(b *Batch, wo *WriteOptions) error {
 	if b != nil && b.err != nil {
 		return b.err
@@ -240,7 +242,15 @@ func (d *DB) Write(b *Batch, wo *WriteOptions) error {
 		if d.closed.Load() {
 			return ErrClosed
 		}
-		return nil
+		if wo == nil || !wo.Sync || d.opts.ReadOnly {
+			return nil
+		}
+		// An empty synced write is a durability barrier, as in LevelDB:
+		// it syncs the log, so every write acknowledged before it
+		// survives a machine crash.
+		var empty Batch
+		empty.init()
+		return d.write(&empty, true)
 	}
 	if d.opts.ReadOnly {
 		return d.errReadOnly()
