@@ -32,6 +32,17 @@ type Engine interface {
 	// Scan iterates up to n entries from the first and returns how many
 	// it saw and their bytes.
 	Scan(n int) (count int, bytes int64, err error)
+	// ScanRange iterates every entry of [lo, hi) through a new bounded
+	// iterator and returns how many it saw and their bytes.
+	ScanRange(lo, hi []byte) (count int, bytes int64, err error)
+	// ScanPrefix iterates every entry whose key starts with prefix
+	// (--prefix_size bytes) through a new iterator, using the engine's
+	// prefix filter if it has one.
+	ScanPrefix(prefix []byte) (count int, bytes int64, err error)
+	// ReadCounters returns what the engine has read from its table files
+	// since it was opened, as far as it tells: blocks and bytes, -1 for
+	// what it does not count.
+	ReadCounters() (blocks, bytes int64)
 	// Compact compacts the whole key range.
 	Compact() error
 	// Levels describes the tables per level, for the report.
@@ -49,6 +60,11 @@ type settings struct {
 	cacheSize       int64
 	writeBufferSize int
 	blockSize       int
+	// prefixSize is the key prefix length in bytes (0: none, and no
+	// seekprefix): each engine's prefix filter, as far as it has one.
+	prefixSize int
+	// rangeFilterBits is bloomkv's range filter (0: none).
+	rangeFilterBits int
 }
 
 // opener opens (creating if needed) the store in dir.
@@ -79,6 +95,13 @@ func bloomKVHasCompactRange() bool {
 	return ok
 }
 
+// newRangePolicy makes bloomkv's range filter of --range_filter_bits (as
+// cmd/kvbench's function of the same name does): switch it to
+// filter.NewGrafiteRangePolicy once filter/range.go is in.
+func newRangePolicy(bitsPerKey int) (filter.RangePolicy, error) {
+	return nil, errors.New("--range_filter_bits: this build of package filter has no range filter policy yet (filter.NewGrafiteRangePolicy); use --range_filter_bits=0")
+}
+
 func openBloomKV(dir string, s settings) (Engine, error) {
 	o := &db.Options{
 		FilterPolicy:    filter.NewBloomPolicy(s.bloomBits),
@@ -88,6 +111,16 @@ func openBloomKV(dir string, s settings) (Engine, error) {
 	}
 	if s.bloomBits <= 0 {
 		o.FilterPolicy = filter.None
+	}
+	if s.prefixSize > 0 {
+		o.Prefix = filter.FixedPrefix(s.prefixSize)
+	}
+	if s.rangeFilterBits > 0 {
+		rp, err := newRangePolicy(s.rangeFilterBits)
+		if err != nil {
+			return nil, err
+		}
+		o.RangeFilter = rp
 	}
 	d, err := db.Open(dir, o)
 	if err != nil {
@@ -123,6 +156,28 @@ func (e *bloomKV) Scan(n int) (int, int64, error) {
 	return c, b, it.Close()
 }
 
+func (e *bloomKV) ScanRange(lo, hi []byte) (int, int64, error) {
+	it := e.d.NewIterator(&db.ReadOptions{LowerBound: lo, UpperBound: hi})
+	var c int
+	var b int64
+	for ok := it.First(); ok; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	return c, b, it.Close()
+}
+
+// ScanPrefix bounds the iterator to the prefix: the prefix filter
+// (Options.Prefix) and the range filter are asked for each table.
+func (e *bloomKV) ScanPrefix(prefix []byte) (int, int64, error) {
+	return e.ScanRange(db.PrefixBounds(prefix))
+}
+
+func (e *bloomKV) ReadCounters() (int64, int64) {
+	m := e.d.Metrics()
+	return m.DataBlocksRead, m.DataBlockBytesRead
+}
+
 func (e *bloomKV) Compact() error {
 	if c, ok := any(e.d).(compactor); ok {
 		return c.CompactRange(nil, nil)
@@ -143,8 +198,15 @@ func (e *bloomKV) Levels() string {
 
 func (e *bloomKV) ReadStats() string {
 	m := e.d.Metrics()
-	return fmt.Sprintf("filter checks %d, negatives %d (data block avoided), measured fp rate %.3f%%; block cache hit %.1f%%",
+	s := fmt.Sprintf("filter checks %d, negatives %d (data block avoided), measured fp rate %.3f%%; block cache hit %.1f%%",
 		m.Filter.Checks, m.Filter.Useful, 100*m.Filter.FalsePositiveRate(), 100*m.BlockCacheHitRate())
+	if pf := m.PrefixFilter; pf.Checks > 0 {
+		s += fmt.Sprintf("; prefix filter checks %d, tables skipped %d", pf.Checks, pf.Useful)
+	}
+	if rf := m.RangeFilter; rf.Checks > 0 {
+		s += fmt.Sprintf("; range filter checks %d, tables skipped %d", rf.Checks, rf.Useful)
+	}
+	return s
 }
 
 func (e *bloomKV) Close() error { return e.d.Close() }
@@ -196,6 +258,38 @@ func (e *goLevelDB) Scan(n int) (int, int64, error) {
 	}
 	it.Release()
 	return c, b, it.Error()
+}
+
+func (e *goLevelDB) ScanRange(lo, hi []byte) (int, int64, error) {
+	return e.scan(&util.Range{Start: lo, Limit: hi})
+}
+
+// ScanPrefix: goleveldb has no prefix filter; util.BytesPrefix only bounds
+// the iterator, which reads every table whose key range holds the prefix.
+func (e *goLevelDB) ScanPrefix(prefix []byte) (int, int64, error) {
+	return e.scan(util.BytesPrefix(prefix))
+}
+
+func (e *goLevelDB) scan(r *util.Range) (int, int64, error) {
+	it := e.d.NewIterator(r, nil)
+	var c int
+	var b int64
+	for ok := it.First(); ok; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	it.Release()
+	return c, b, it.Error()
+}
+
+// ReadCounters: goleveldb counts bytes read from files (every kind of
+// block), not blocks.
+func (e *goLevelDB) ReadCounters() (int64, int64) {
+	var s leveldb.DBStats
+	if err := e.d.Stats(&s); err != nil {
+		return -1, -1
+	}
+	return -1, int64(s.IORead)
 }
 
 func (e *goLevelDB) Compact() error { return e.d.CompactRange(util.Range{}) }
@@ -255,6 +349,9 @@ func openPebble(dir string, s settings) (Engine, error) {
 		MemTableSize: uint64(s.writeBufferSize),
 		Logger:       quietLogger{},
 	}
+	if s.prefixSize > 0 {
+		o.Comparer = prefixComparer(s.prefixSize)
+	}
 	for i := range o.Levels {
 		o.Levels[i].BlockSize = s.blockSize
 		if s.bloomBits > 0 {
@@ -303,6 +400,72 @@ func (e *pebbleDB) Scan(n int) (int, int64, error) {
 		b += int64(len(it.Key()) + len(it.Value()))
 	}
 	return c, b, it.Close()
+}
+
+// prefixComparer is Pebble's default comparer with Split returning the
+// first n bytes: Pebble's Bloom filters then hold each key's n-byte prefix
+// (and only that: Pebble has no filter of whole keys besides), which
+// SeekPrefixGE and Get consult.
+func prefixComparer(n int) *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Name = fmt.Sprintf("bloomkv.peers.FixedPrefix(%d)", n)
+	c.Split = func(k []byte) int { return min(len(k), n) }
+	// The smallest prefix key (length <= n) after a prefix key a.
+	c.ImmediateSuccessor = func(dst, a []byte) []byte {
+		if len(a) < n {
+			return append(append(dst, a...), 0)
+		}
+		for i := len(a) - 1; i >= 0; i-- {
+			if a[i] != 0xff {
+				dst = append(dst, a[:i+1]...)
+				dst[len(dst)-1]++
+				return dst
+			}
+		}
+		return append(dst, a...) // all 0xff: no larger prefix key
+	}
+	return &c
+}
+
+func (e *pebbleDB) ScanRange(lo, hi []byte) (int, int64, error) {
+	it, err := e.d.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, 0, err
+	}
+	var c int
+	var b int64
+	for ok := it.First(); ok; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	return c, b, it.Close()
+}
+
+// ScanPrefix uses SeekPrefixGE, the one iterator call of Pebble that
+// consults its (prefix) Bloom filters: a bounded iterator alone reads
+// every table whose key range holds the bounds. The bounds are
+// db.PrefixBounds', as bloomkv's. UseL6Filters: Pebble's iterators skip
+// the filters of level 6, where a compacted store keeps nearly everything,
+// unless told otherwise.
+func (e *pebbleDB) ScanPrefix(prefix []byte) (int, int64, error) {
+	lo, hi := db.PrefixBounds(prefix)
+	it, err := e.d.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	var c int
+	var b int64
+	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
+		c++
+		b += int64(len(it.Key()) + len(it.Value()))
+	}
+	return c, b, it.Close()
+}
+
+// ReadCounters: Pebble's block cache misses (every kind of block, read
+// from the files); no byte count.
+func (e *pebbleDB) ReadCounters() (int64, int64) {
+	return e.d.Metrics().BlockCache.Misses, -1
 }
 
 func (e *pebbleDB) Compact() error {

@@ -24,6 +24,27 @@
 //	readhot      --reads gets of random keys of the first 1% of the range
 //	seekrandom   --reads seeks of a new iterator to random keys
 //	readseq      iterate --reads entries from the first
+//	seekprefix   --reads scans of whole prefixes, half of them absent (with --prefix_size)
+//	scanempty    --reads bounded scans of 16-key ranges between keys that hold none
+//	scanshort    --reads bounded scans of ranges [key(k), key(k+16))
+//
+// The last three are kvbench's benchmarks of the same names (issue 17), at
+// its defaults (--absent_prefix_fraction=0.5, --scan_width=16). With
+// --prefix_size=N the keys take kvbench's --prefix_size layout (N digits
+// of k/16, then 16-N digits of k%16: 16 keys per prefix, the key order
+// unchanged) and each engine gets what it has for prefixes: bloomkv
+// Options.Prefix = filter.FixedPrefix(N) (its filters hold keys and
+// prefixes), Pebble a Comparer whose Split is the first N bytes (its
+// Bloom filters then hold prefixes only, so Get is filtered by prefix
+// too, and readmissing's keys, which share a real key's prefix, pass its
+// filter), goleveldb nothing (it has no prefix filter: util.BytesPrefix
+// ranges only). seekprefix uses bounded iterators in bloomkv
+// (db.PrefixBounds), SeekPrefixGE in Pebble (the only way it consults its
+// filter on a scan) and util.BytesPrefix in goleveldb. scanempty and
+// scanshort are bounded iterators everywhere; neither peer has a range
+// filter, so only bloomkv with --range_filter_bits can skip a table for
+// an empty range that lies within a present prefix. After the table, the
+// program prints what each engine read from its table files per scan.
 //
 // Every engine draws the same keys (same seeds), so the found counts must
 // agree; the program says so when they do not.
@@ -82,10 +103,15 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.compact, "compact", c.compact, "compact every engine after the writes: true, false, or auto (when bloomkv has DB.CompactRange)")
 	fs.StringVar(&c.dir, "dir", "", "directory for the stores (default: a temporary directory, removed at exit)")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed")
+	fs.IntVar(&c.prefixSize, "prefix_size", c.prefixSize, "bytes of each key that are its prefix (0: none, and seekprefix is not run); keys then hold 16 keys per prefix, and every engine gets its prefix filter (see the package comment)")
+	fs.IntVar(&c.rangeFilterBits, "range_filter_bits", c.rangeFilterBits, "bloomkv only: a range filter of this many bits per key (Options.RangeFilter; 0: none); neither peer has one")
 }
 
 // benchmark names in report order.
-var benchNames = []string{"fillseq", "fillrandom", "overwrite", "compact", "readrandom", "readmissing", "readhot", "seekrandom", "readseq"}
+var benchNames = []string{"fillseq", "fillrandom", "overwrite", "compact", "readrandom", "readmissing", "readhot", "seekrandom", "readseq", "seekprefix", "scanempty", "scanshort"}
+
+// scanNames are the scan benchmarks, whose table files reads are reported.
+var scanNames = []string{"seekprefix", "scanempty", "scanshort"}
 
 // measurement is one benchmark on one engine in one round.
 type measurement struct {
@@ -93,6 +119,11 @@ type measurement struct {
 	found   int
 	bytes   int64
 	elapsed time.Duration
+	// The scans: the entries they returned, and what the engine read
+	// from its table files meanwhile (-1: the engine does not say).
+	keys    int
+	blocks  int64
+	ioBytes int64
 }
 
 func (m measurement) opsPerSec() float64 {
@@ -127,6 +158,12 @@ func run(cfg *config, out, errOut io.Writer) error {
 	if cfg.num <= 0 || cfg.reads <= 0 || cfg.rounds <= 0 {
 		return fmt.Errorf("--num, --reads and --rounds must be positive")
 	}
+	if cfg.prefixSize < 0 || cfg.prefixSize >= keyLen || cfg.prefixSize > 0 && cfg.num/keysPerPrefix >= pow10(cfg.prefixSize) {
+		return fmt.Errorf("--prefix_size must be in [0, %d] and number --num/%d prefixes", keyLen-1, keysPerPrefix)
+	}
+	if cfg.rangeFilterBits < 0 {
+		return fmt.Errorf("--range_filter_bits must be >= 0")
+	}
 	compact := cfg.compact == "true" || cfg.compact == "auto" && bloomKVHasCompactRange()
 	if cfg.compact != "true" && cfg.compact != "false" && cfg.compact != "auto" {
 		return fmt.Errorf("--compact must be true, false or auto")
@@ -142,6 +179,12 @@ func run(cfg *config, out, errOut io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "peers: bloomkv vs %s (%s, %s/%s, %d CPUs, %s)\n", strings.Join(names[1:], ", "), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04 MST"))
+	if cfg.prefixSize > 0 {
+		fmt.Fprintf(out, "keys with %d-byte prefixes of %d keys each; ", cfg.prefixSize, keysPerPrefix)
+	}
+	if cfg.rangeFilterBits > 0 {
+		fmt.Fprintf(out, "bloomkv range filter %d bits/key; ", cfg.rangeFilterBits)
+	}
 	fmt.Fprintf(out, "keys 16 bytes, values %d bytes (compressible to %.2f), --num %d, --reads %d, bloom %d bits/key, cache %d, write buffer %d, block %d, compact after writes: %v, rounds %d\n\n",
 		cfg.valueSize, cfg.compressionRatio, cfg.num, cfg.reads, cfg.bloomBits, cfg.cacheSize, cfg.writeBufferSize, cfg.blockSize, compact, cfg.rounds)
 
@@ -169,7 +212,47 @@ func run(cfg *config, out, errOut io.Writer) error {
 	for _, n := range names {
 		fmt.Fprintf(out, "  %-10s %s\n", n, levels[n])
 	}
+	printScans(out, cfg, names, res)
 	return nil
+}
+
+// printScans prints, per scan benchmark and engine, the entries per scan
+// and what the engine read from its table files per scan (medians).
+func printScans(out io.Writer, cfg *config, names []string, res map[string]map[string][]measurement) {
+	fmt.Fprintf(out, "\nper scan (median round): entries returned; table file reads (bloomkv: data blocks read from files; pebble: block cache misses, any block kind; goleveldb: bytes read from files, all kinds):\n\n")
+	rows := [][]string{append([]string{"benchmark"}, names...)}
+	for _, b := range scanNames {
+		if !ran(cfg, b) {
+			continue
+		}
+		row := []string{b}
+		for _, n := range names {
+			m := median(res[n][b])
+			cell := fmt.Sprintf("%.2f keys", float64(m.keys)/float64(m.ops))
+			switch {
+			case m.blocks >= 0:
+				cell += fmt.Sprintf(", %.3f blocks", float64(m.blocks)/float64(m.ops))
+			case m.ioBytes >= 0:
+				cell += fmt.Sprintf(", %.0f bytes", float64(m.ioBytes)/float64(m.ops))
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	writeMarkdownTable(out, rows)
+}
+
+// ran reports whether benchmark b is part of the run.
+func ran(cfg *config, b string) bool {
+	return b != "seekprefix" || cfg.prefixSize > 0
+}
+
+func pow10(n int) int {
+	p := 1
+	for ; n > 0 && p < 1e17; n-- {
+		p *= 10
+	}
+	return p
 }
 
 // median returns the round with the median ops/s.
@@ -190,7 +273,7 @@ func printTable(out io.Writer, cfg *config, names []string, res map[string]map[s
 	rows := [][]string{head}
 	var notes []string
 	for _, b := range benchNames {
-		if b == "compact" && !compact {
+		if b == "compact" && !compact || !ran(cfg, b) {
 			continue
 		}
 		row := []string{b}
@@ -226,6 +309,17 @@ func printTable(out io.Writer, cfg *config, names []string, res map[string]map[s
 			for f := range founds {
 				notes = append(notes, fmt.Sprintf("%s: every engine found %d of %d", b, f, cfg.reads))
 			}
+		case slices.Contains(scanNames, b):
+			keys := map[int][]string{}
+			for _, n := range names {
+				keys[median(res[n][b]).keys] = append(keys[median(res[n][b]).keys], n)
+			}
+			if len(keys) > 1 {
+				notes = append(notes, fmt.Sprintf("WARNING: %s entries returned differ (entries: engines): %v", b, keys))
+			}
+			for f := range founds {
+				notes = append(notes, fmt.Sprintf("%s: every engine found keys in %d of %d scans", b, f, cfg.reads))
+			}
 		}
 	}
 	writeMarkdownTable(out, rows)
@@ -233,7 +327,7 @@ func printTable(out io.Writer, cfg *config, names []string, res map[string]map[s
 		fmt.Fprintf(out, "\nspread over the %d rounds (slowest..fastest ops/s; compact: seconds):\n\n", cfg.rounds)
 		spread := [][]string{append([]string{"benchmark"}, names...)}
 		for _, b := range benchNames {
-			if b == "compact" && !compact {
+			if b == "compact" && !compact || !ran(cfg, b) {
 				continue
 			}
 			row := []string{b}
@@ -367,9 +461,15 @@ func runEngine(cfg *config, name, dir string, compact bool, errOut io.Writer) (m
 		}},
 		{"seekrandom", seek},
 		{"readseq", scan},
+		{"seekprefix", seekPrefix},
+		{"scanempty", scanEmpty},
+		{"scanshort", scanShort},
 	}
 	for i, r := range reads {
-		m, err := r.run(e, cfg, newRand(cfg, uint64(10+i)))
+		if !ran(cfg, r.name) {
+			continue
+		}
+		m, err := counted(e, func() (measurement, error) { return r.run(e, cfg, newRand(cfg, uint64(10+i))) })
 		if err != nil {
 			e.Close()
 			return nil, "", fmt.Errorf("%s: %w", r.name, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -94,8 +93,14 @@ var benchmarks = map[string]benchmark{
 		func(b *bench, t *thread) error { return b.multiGet(t, readPresent) }},
 	"multimissing": {"DB.MultiGet of --reads absent keys (as readmissing), --batch_size a call", false, kindRead, false, readOps,
 		func(b *bench, t *thread) error { return b.multiGet(t, readMissing) }},
-	"seekrandom": {"seek a new iterator to --reads random keys", false, kindRead, false, readOps,
+	"seekrandom": {"seek a new iterator to --reads random keys, then --seek_nexts Next calls; with --prefix_size the iterator is bounded to the key's prefix", false, kindRead, false, readOps,
 		func(b *bench, t *thread) error { return b.seekRandom(t) }},
+	"seekprefix": {"scan --reads whole prefixes (--prefix_size) through iterators bounded by db.PrefixBounds; --absent_prefix_fraction of them absent but among the real ones", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.seekPrefix(t) }},
+	"scanempty": {"scan --reads bounded ranges of --scan_width keys that lie between real keys and hold none", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.scanEmpty(t) }},
+	"scanshort": {"scan --reads bounded ranges [key(k), key(k+--scan_width)) of random k", false, kindRead, false, readOps,
+		func(b *bench, t *thread) error { return b.scanShort(t) }},
 	"readwhilewriting": {"readrandom in --threads goroutines while one more writes random keys", false, kindRead, true, readOps,
 		func(b *bench, t *thread) error { return b.readRandom(t, readPresent) }},
 	"compact": {"compact the whole key range (DB.CompactRange(nil, nil))", false, kindOther, false, oneOp,
@@ -144,6 +149,7 @@ func parseBenchmarks(s string) ([]step, error) {
 // bench is the state of one run over one store.
 type bench struct {
 	cfg    *config
+	keys   keyLayout
 	dir    string
 	policy filter.Policy
 	d      *db.DB
@@ -160,9 +166,11 @@ type thread struct {
 	rng      *rand.Rand
 	gen      *workload.ValueGen
 	key      [keyLen]byte
+	hi       [keyLen]byte // a scan's upper bound
 	ops      int64
 	bytes    int64
 	found    int64
+	scanned  int64 // entries the scans returned
 	hist     *histogram
 	elapsed  time.Duration
 	progress atomic.Int64
@@ -221,7 +229,7 @@ func (b *bench) write(t *thread, random bool, n, perBatch, valueSize int, sync b
 				k = t.rng.IntN(b.cfg.num)
 			}
 			v := t.gen.Next(valueSize)
-			if err := b.d.Put(formatKey(t.key[:], k), v, wo); err != nil {
+			if err := b.d.Put(b.keys.key(t.key[:], k), v, wo); err != nil {
 				return err
 			}
 			t.bytes += int64(keyLen + len(v))
@@ -233,7 +241,7 @@ func (b *bench) write(t *thread, random bool, n, perBatch, valueSize int, sync b
 					k = t.rng.IntN(b.cfg.num)
 				}
 				v := t.gen.Next(valueSize)
-				batch.Put(formatKey(t.key[:], k), v)
+				batch.Put(b.keys.key(t.key[:], k), v)
 				t.bytes += int64(keyLen + len(v))
 			}
 			if err := b.d.Write(&batch, wo); err != nil {
@@ -253,7 +261,7 @@ func (b *bench) delete(t *thread, random bool) error {
 		if random {
 			k = t.rng.IntN(b.cfg.num)
 		}
-		if err := b.d.Delete(formatKey(t.key[:], k), wo); err != nil {
+		if err := b.d.Delete(b.keys.key(t.key[:], k), wo); err != nil {
 			return err
 		}
 		t.finish(1, st)
@@ -278,9 +286,9 @@ func (b *bench) readRandom(t *thread, mode readMode) error {
 		k := t.rng.IntN(n)
 		var key []byte
 		if mode == readMissing {
-			key = missingKey(t.key[:], k)
+			key = b.keys.key(t.key[:], k)[:keyLen-1]
 		} else {
-			key = formatKey(t.key[:], k)
+			key = b.keys.key(t.key[:], k)
 		}
 		st := t.start()
 		v, err := b.d.Get(key, nil)
@@ -308,9 +316,9 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 		for j := 0; j < size && done+j < b.cfg.reads; j++ {
 			k := t.rng.IntN(b.cfg.num)
 			if mode == readMissing {
-				keys = append(keys, missingKey(arena[j*keyLen:], k))
+				keys = append(keys, b.keys.key(arena[j*keyLen:], k)[:keyLen-1])
 			} else {
-				keys = append(keys, formatKey(arena[j*keyLen:], k))
+				keys = append(keys, b.keys.key(arena[j*keyLen:], k))
 			}
 		}
 		st := t.start()
@@ -325,25 +333,6 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 			}
 		}
 		t.finish(int64(len(keys)), st)
-	}
-	return nil
-}
-
-// seekRandom does what db_bench's seekrandom does: a new iterator per
-// operation, positioned with Seek at a random key; found counts the seeks
-// that landed on the key itself.
-func (b *bench) seekRandom(t *thread) error {
-	for i := 0; i < b.cfg.reads; i++ {
-		key := formatKey(t.key[:], t.rng.IntN(b.cfg.num))
-		st := t.start()
-		it := b.d.NewIterator(nil)
-		if it.Seek(key) && bytes.Equal(it.Key(), key) {
-			t.found++
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-		t.finish(1, st)
 	}
 	return nil
 }
@@ -491,7 +480,7 @@ func (b *bench) runOne(s step) (*result, error) {
 			defer writerWG.Done()
 			wo := &db.WriteOptions{Sync: b.cfg.sync}
 			for !stopWriter.Load() {
-				if err := b.d.Put(formatKey(w.key[:], w.rng.IntN(b.cfg.num)), w.gen.Next(b.cfg.valueSize), wo); err != nil {
+				if err := b.d.Put(b.keys.key(w.key[:], w.rng.IntN(b.cfg.num)), w.gen.Next(b.cfg.valueSize), wo); err != nil {
 					writerErr = err
 					return
 				}
@@ -661,6 +650,11 @@ func run(cfg *config, out, errOut io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	for _, s := range steps {
+		if needsPrefix(s.name) && cfg.prefixSize <= 0 {
+			return usageError{fmt.Errorf("%s scans prefixes: it needs --prefix_size > 0 (--prefix_size=8 makes 16 keys per prefix)", s.name)}
+		}
+	}
 	policy, err := cfg.policy()
 	if err != nil {
 		return usageError{err}
@@ -682,7 +676,7 @@ func run(cfg *config, out, errOut io.Writer) error {
 			fmt.Fprintf(errOut, "kvbench: removed the existing store at %s (use --use_existing_db to keep it)\n", dir)
 		}
 	}
-	b := &bench{cfg: cfg, dir: dir, policy: policy, out: out, errOut: errOut}
+	b := &bench{cfg: cfg, keys: cfg.layout(), dir: dir, policy: policy, out: out, errOut: errOut}
 	defer b.close()
 	var existing *storeInfo
 	if cfg.useExisting {
@@ -772,8 +766,8 @@ func compareNoFilter(cfg *config, policy filter.Policy, steps []step, end int, o
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	with := &bench{cfg: cfg, dir: filepath.Join(tmp, "filter"), policy: policy, out: io.Discard, errOut: errOut, quiet: true}
-	none := &bench{cfg: cfg, dir: filepath.Join(tmp, "none"), policy: filter.None, out: io.Discard, errOut: errOut, quiet: true}
+	with := &bench{cfg: cfg, keys: cfg.layout(), dir: filepath.Join(tmp, "filter"), policy: policy, out: io.Discard, errOut: errOut, quiet: true}
+	none := &bench{cfg: cfg, keys: cfg.layout(), dir: filepath.Join(tmp, "none"), policy: filter.None, out: io.Discard, errOut: errOut, quiet: true}
 	defer with.close()
 	defer none.close()
 	for _, b := range []*bench{with, none} {

@@ -44,6 +44,13 @@ type config struct {
 	lbaseBytes       int64
 	waitCompactions  bool
 	batchSize        int
+	// The key layout, prefix and range filters and scans (issue 17).
+	prefixSize           int
+	keysPerPrefix        int
+	seekNexts            int
+	rangeFilterBits      int
+	absentPrefixFraction float64
+	scanWidth            int
 }
 
 // defaultBenchmarks is the suite a run with no flags does: about half a
@@ -70,6 +77,10 @@ func defaultConfig() *config {
 		mmapWAL:          true,
 		waitCompactions:  true,
 		batchSize:        64,
+
+		keysPerPrefix:        16,
+		absentPrefixFraction: 0.5,
+		scanWidth:            16,
 	}
 }
 
@@ -102,6 +113,12 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run, before the store is closed")
 	fs.StringVar(&c.tracePath, "trace", "", "write a runtime execution trace of the whole run to this file (go tool trace)")
+	fs.IntVar(&c.prefixSize, "prefix_size", c.prefixSize, "bytes of each key that are its prefix (0: none). With N > 0 the store is opened with Options.Prefix = filter.FixedPrefix(N), so each table's filter also holds its keys' N-byte prefixes, and keys are laid out as a prefix and a suffix (--keys_per_prefix); seekrandom then bounds each seek to its key's prefix (db.PrefixBounds). At most 15")
+	fs.IntVar(&c.keysPerPrefix, "keys_per_prefix", c.keysPerPrefix, "with --prefix_size=N > 0, key k is N decimal digits of k / keys_per_prefix followed by 16-N digits of k % keys_per_prefix: keys_per_prefix consecutive keys share each prefix, and key order is still k's order (--prefix_size=8: 16 keys per 8-byte prefix, \"00001234\" + \"00000007\"). 0: keys stay %016d, as db_bench's --keys_per_prefix=0 leaves them")
+	fs.IntVar(&c.seekNexts, "seek_nexts", c.seekNexts, "Next calls after each Seek of seekrandom (db_bench's flag)")
+	fs.IntVar(&c.rangeFilterBits, "range_filter_bits", c.rangeFilterBits, "give every table written a range filter of this many bits per key (Options.RangeFilter = filter.NewGrafiteRangePolicy(N)), asked by every iterator with both bounds (seekprefix, scanempty, scanshort, seekrandom with --prefix_size); 0: none")
+	fs.Float64Var(&c.absentPrefixFraction, "absent_prefix_fraction", c.absentPrefixFraction, "the fraction of seekprefix's scans whose prefix is absent: a real key's prefix with its last byte made ':', which sorts among the real prefixes (inside the tables' key ranges), so only a filter rules it out")
+	fs.IntVar(&c.scanWidth, "scan_width", c.scanWidth, "the width of scanshort's ranges, in key numbers ([key(k), key(k+width))), and of scanempty's, in 16-byte keys read as integers (the width keys after key(k) with its last byte made '9', which no key holds); at most 197")
 	fs.BoolVar(&c.compare, "compare_no_filter", c.compare, "after the run, build the store as the benchmarks up to the first readmissing do, once with the filter and once with none, run readmissing on each in 5 alternating rounds, and print the medians and the speedup with its range (not significant when the range holds 1 or a round is too short to time)")
 }
 
@@ -121,12 +138,47 @@ func (c *config) validate() error {
 		return errors.New("--write_buffer_size and --block_size must be >= 0 (0: the engine's default)")
 	case c.useExisting && c.dbPath == "":
 		return errors.New("--use_existing_db needs --db")
+	case c.seekNexts < 0:
+		return errors.New("--seek_nexts must be >= 0")
+	case c.rangeFilterBits < 0:
+		return errors.New("--range_filter_bits must be >= 0 (0: no range filter)")
+	case !(c.absentPrefixFraction >= 0 && c.absentPrefixFraction <= 1):
+		return errors.New("--absent_prefix_fraction must be in [0, 1]")
+	case c.scanWidth < 1 || c.scanWidth > maxScanWidth:
+		return fmt.Errorf("--scan_width must be in [1, %d]", maxScanWidth)
+	}
+	if err := c.layout().validate(c.num); err != nil {
+		return err
 	}
 	if c.reads < 0 {
 		c.reads = c.num
 	}
-	_, err := c.policy()
+	if _, err := c.policy(); err != nil {
+		return err
+	}
+	_, err := c.rangePolicy()
 	return err
+}
+
+// layout is the key layout the flags ask for.
+func (c *config) layout() keyLayout {
+	return keyLayout{prefixSize: c.prefixSize, perPrefix: c.keysPerPrefix}
+}
+
+// prefix is the prefix extractor of the store: nil without --prefix_size.
+func (c *config) prefix() filter.Prefix {
+	if c.prefixSize <= 0 {
+		return nil
+	}
+	return filter.FixedPrefix(c.prefixSize)
+}
+
+// rangePolicy is the range filter --range_filter_bits asks for: nil for 0.
+func (c *config) rangePolicy() (filter.RangePolicy, error) {
+	if c.rangeFilterBits <= 0 {
+		return nil, nil
+	}
+	return newRangePolicy(c.rangeFilterBits)
 }
 
 // policyKind describes one filter policy of package filter to kvbench: how
@@ -222,8 +274,11 @@ func (c *config) policy() (filter.Policy, error) {
 }
 
 func (c *config) options(p filter.Policy) *db.Options {
+	rp, _ := c.rangePolicy() // validate has checked it
 	o := &db.Options{
 		FilterPolicy:    p,
+		Prefix:          c.prefix(),
+		RangeFilter:     rp,
 		WriteBufferSize: c.writeBufferSize,
 		BlockSize:       c.blockSize,
 

@@ -158,8 +158,10 @@ func TestResultLine(t *testing.T) {
 }
 
 var (
-	lineRE      = regexp.MustCompile(`^(\S+)\s*: +(\d+\.\d{3}) micros/op;(?: +(\d+\.\d) MB/s)?(?: \((\d+) of (\d+) found\))?(?: \[(\d+) threads, (\d+) ops/s\])?$`)
-	readPathRE  = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
+	lineRE     = regexp.MustCompile(`^(\S+)\s*: +(\d+\.\d{3}) micros/op;(?: +(\d+\.\d) MB/s)?(?: \((\d+) of (\d+) found\))?(?: \[(\d+) threads, (\d+) ops/s\])?$`)
+	readPathRE = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
+	// scanPathRE is the read-path line of the scan benchmarks (isScan).
+	scanPathRE  = regexp.MustCompile(`^\s+read path: prefix filter (\d+) checks, (\d+) tables skipped; range filter (\d+) checks, (\d+) tables skipped; (\d+\.\d\d) keys/scan; data blocks read (\d+\.\d{3})/scan; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
 	writeRE     = regexp.MustCompile(`^\s+write path: WAL \d+\.\d MiB \(\d+ syncs\), \d+ flushes \(\d+\.\d MiB\), \d+ compactions \(read \d+\.\d MiB, wrote \d+\.\d MiB\), write amp \d+\.\d\d, \d+ stalls; (\d+) tables \((\d+) in L0, .*\)`)
 	histTitleRE = regexp.MustCompile(`^Microseconds per (op|call \(\S+ ops per call\)):$`)
 	histCountRE = regexp.MustCompile(`^Count: (\d+)  Average: \d+\.\d{4}  StdDev: \d+\.\d\d$`)
@@ -178,6 +180,11 @@ type parsed struct {
 	histCount   int    // its Count
 	fpRate      float64
 	blocksPerOp float64
+	// The scan benchmarks' figures (scanPathRE).
+	scan                        bool
+	prefixChecks, prefixSkipped int
+	rangeChecks, rangeSkipped   int
+	keysPerScan                 float64
 }
 
 func parseOutput(t *testing.T, out string) []*parsed {
@@ -203,6 +210,15 @@ func parseOutput(t *testing.T, out string) []*parsed {
 			cur.readPath = m[1:]
 			cur.fpRate, _ = strconv.ParseFloat(m[3], 64)
 			cur.blocksPerOp, _ = strconv.ParseFloat(m[4], 64)
+		} else if m := scanPathRE.FindStringSubmatch(line); m != nil {
+			cur.readPath = m[1:]
+			cur.scan = true
+			cur.prefixChecks, _ = strconv.Atoi(m[1])
+			cur.prefixSkipped, _ = strconv.Atoi(m[2])
+			cur.rangeChecks, _ = strconv.Atoi(m[3])
+			cur.rangeSkipped, _ = strconv.Atoi(m[4])
+			cur.keysPerScan, _ = strconv.ParseFloat(m[5], 64)
+			cur.blocksPerOp, _ = strconv.ParseFloat(m[6], 64)
 		} else if writeRE.MatchString(line) {
 			cur.writePath = true
 		} else if m := histTitleRE.FindStringSubmatch(line); m != nil {
@@ -229,10 +245,10 @@ func TestEveryBenchmark(t *testing.T) {
 	cfg.histogram = true
 	cfg.jsonPath = filepath.Join(dir, "out.json")
 	order := []string{"fillseq", "fillrandom", "fillsync", "fillbatch", "fill100K", "fillrandom", "overwrite", "flush",
-		"readseq", "readreverse", "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting",
+		"readseq", "readreverse", "readrandom", "readmissing", "readhot", "seekrandom", "scanempty", "scanshort", "readwhilewriting",
 		"multiget", "multimissing", "compact", "waitforcompaction", "readrandom", "stats", "deleteseq", "readrandom", "fillseq", "deleterandom"}
 	for n := range benchmarks {
-		if !slices.Contains(order, n) {
+		if !slices.Contains(order, n) && !needsPrefix(n) { // TestScanBenchmarks runs seekprefix
 			t.Fatalf("benchmark %s missing from the test", n)
 		}
 	}
@@ -308,7 +324,11 @@ func TestEveryBenchmark(t *testing.T) {
 			if r.fpRate > 5 {
 				t.Errorf("readmissing: fp rate %.3f%% with a 10 bits/key filter", r.fpRate)
 			}
-		case "readhot", "seekrandom":
+		case "scanempty":
+			if r.found != 0 || r.keysPerScan != 0 {
+				t.Errorf("scanempty found %d ranges with keys (%.2f keys/scan)", r.found, r.keysPerScan)
+			}
+		case "readhot", "seekrandom", "scanshort":
 			if r.found == 0 {
 				t.Errorf("%s found nothing", r.name)
 			}

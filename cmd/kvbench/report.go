@@ -30,6 +30,9 @@ type result struct {
 	Ops     int64     `json:"ops"`
 	Bytes   int64     `json:"bytes"`
 	Found   int64     `json:"found"`
+	// Scanned counts the entries the scans returned (seekprefix,
+	// scanempty, scanshort; seekrandom's --seek_nexts).
+	Scanned int64 `json:"scanned,omitempty"`
 	// Elapsed is the wall time of the benchmark; ThreadTime sums the time
 	// each goroutine spent.
 	Elapsed    time.Duration `json:"elapsed_ns"`
@@ -78,6 +81,63 @@ type readPath struct {
 	// DataBlocksRead.
 	CompactionBlocksRead     int64 `json:"compaction_blocks_read"`
 	CompactionBlockBytesRead int64 `json:"compaction_block_bytes_read"`
+	// Scans is set for the benchmarks that scan bounded ranges
+	// (seekprefix, scanempty, scanshort, seekrandom): what the prefix and
+	// range filters did, and the blocks and keys per scan.
+	Scans *scanPath `json:"scans,omitempty"`
+}
+
+// scanPath is what the prefix and range filters (Options.Prefix,
+// Options.RangeFilter) did during a scan benchmark: deltas of
+// db.Metrics.PrefixFilter and RangeFilter (Useful: tables skipped without
+// reading anything of them), and per scan (an op is one scan).
+type scanPath struct {
+	PrefixChecks    int64 `json:"prefix_filter_checks"`
+	PrefixSkipped   int64 `json:"prefix_filter_tables_skipped"`
+	PrefixPositives int64 `json:"prefix_filter_positives"`
+	RangeChecks     int64 `json:"range_filter_checks"`
+	RangeSkipped    int64 `json:"range_filter_tables_skipped"`
+	RangePositives  int64 `json:"range_filter_positives"`
+	// PrefixSkippedPerLevel and RangeSkippedPerLevel are the tables
+	// skipped per level (index: level), when any were.
+	PrefixSkippedPerLevel []int64 `json:"prefix_filter_tables_skipped_per_level,omitempty"`
+	RangeSkippedPerLevel  []int64 `json:"range_filter_tables_skipped_per_level,omitempty"`
+	// KeysPerScan is the entries a scan returned, on average.
+	KeysPerScan float64 `json:"keys_per_scan"`
+	// DataBlocksPerScan is readPath.DataBlocksPerOp: data blocks read
+	// from table files per scan.
+	DataBlocksPerScan float64 `json:"data_blocks_read_per_scan"`
+}
+
+func (p *readPath) addScans(b, a *db.Metrics, ops, scanned int64) {
+	s := &scanPath{
+		PrefixChecks:      a.PrefixFilter.Checks - b.PrefixFilter.Checks,
+		PrefixSkipped:     a.PrefixFilter.Useful - b.PrefixFilter.Useful,
+		PrefixPositives:   a.PrefixFilter.Positives - b.PrefixFilter.Positives,
+		RangeChecks:       a.RangeFilter.Checks - b.RangeFilter.Checks,
+		RangeSkipped:      a.RangeFilter.Useful - b.RangeFilter.Useful,
+		RangePositives:    a.RangeFilter.Positives - b.RangeFilter.Positives,
+		DataBlocksPerScan: p.DataBlocksPerOp,
+	}
+	if ops > 0 {
+		s.KeysPerScan = float64(scanned) / float64(ops)
+	}
+	perLevel := func(f func(l int) int64) []int64 {
+		var out []int64
+		for l := range a.Levels {
+			if d := f(l); d != 0 {
+				out = make([]int64, len(a.Levels))
+				break
+			}
+		}
+		for l := range out {
+			out[l] = f(l)
+		}
+		return out
+	}
+	s.PrefixSkippedPerLevel = perLevel(func(l int) int64 { return a.Levels[l].PrefixFilter.Useful - b.Levels[l].PrefixFilter.Useful })
+	s.RangeSkippedPerLevel = perLevel(func(l int) int64 { return a.Levels[l].RangeFilter.Useful - b.Levels[l].RangeFilter.Useful })
+	p.Scans = s
 }
 
 // writePath is what the write path did during one benchmark.
@@ -114,6 +174,7 @@ func (r *result) merge(threads []*thread) {
 		r.Ops += t.ops
 		r.Bytes += t.bytes
 		r.Found += t.found
+		r.Scanned += t.scanned
 		r.ThreadTime += t.elapsed
 		if t.hist != nil {
 			if hist == nil {
@@ -139,6 +200,9 @@ func (r *result) merge(threads []*thread) {
 	switch r.Kind {
 	case kindRead:
 		r.ReadPath = newReadPath(r.before, r.after, r.Ops)
+		if isScan(r.Name) {
+			r.ReadPath.addScans(r.before, r.after, r.Ops, r.Scanned)
+		}
 	case kindWrite:
 		r.WritePath = newWritePath(r.before, r.after)
 	}
@@ -211,7 +275,8 @@ func resultLine(r *result) string {
 		extra = append(extra, fmt.Sprintf("%6.1f MB/s", r.MBPerSec))
 	}
 	switch r.Name {
-	case "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting", "multiget", "multimissing":
+	case "readrandom", "readmissing", "readhot", "seekrandom", "readwhilewriting", "multiget", "multimissing",
+		"seekprefix", "scanempty", "scanshort": // the scans: those that found a key
 		extra = append(extra, fmt.Sprintf("(%d of %d found)", r.Found, r.Ops))
 	}
 	if r.Threads > 1 {
@@ -228,8 +293,14 @@ func resultLine(r *result) string {
 const indent = "               "
 
 func (p *readPath) String() string {
-	s := fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
-		p.FilterChecks, p.FilterNegatives, 100*p.FalsePositiveRate, p.DataBlocksPerOp, 100*p.CacheHitRate)
+	var s string
+	if sc := p.Scans; sc != nil {
+		s = fmt.Sprintf("read path: prefix filter %d checks, %d tables skipped; range filter %d checks, %d tables skipped; %.2f keys/scan; data blocks read %.3f/scan; block cache hit %.1f%%",
+			sc.PrefixChecks, sc.PrefixSkipped, sc.RangeChecks, sc.RangeSkipped, sc.KeysPerScan, sc.DataBlocksPerScan, 100*p.CacheHitRate)
+	} else {
+		s = fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
+			p.FilterChecks, p.FilterNegatives, 100*p.FalsePositiveRate, p.DataBlocksPerOp, 100*p.CacheHitRate)
+	}
 	if p.CompactionBlocksRead > 0 {
 		s += fmt.Sprintf("; meanwhile compactions read %d blocks (%s), not counted above", p.CompactionBlocksRead, mib(p.CompactionBlockBytesRead))
 	}
@@ -277,7 +348,7 @@ func printResult(w io.Writer, r *result) {
 func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy, existing *storeInfo) {
 	fmt.Fprintf(out, "bloomkv kvbench (%s, %s/%s, %d CPUs)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprintf(out, "Date:       %s\n", time.Now().Format(time.RFC1123))
-	fmt.Fprintf(out, "Keys:       %d bytes each\n", keyLen)
+	fmt.Fprintf(out, "Keys:       %s\n", cfg.layout().describe(cfg.prefix()))
 	values := fmt.Sprintf("%d bytes each (%d bytes after compression)", cfg.valueSize, int(float64(cfg.valueSize)*cfg.compressionRatio+0.5))
 	if existing == nil {
 		raw := float64(cfg.num) * float64(keyLen+cfg.valueSize)
@@ -287,6 +358,7 @@ func printHeader(cfg *config, out io.Writer, dir string, p filter.Policy, existi
 		fmt.Fprintf(out, "RawSize:    %.1f MB (estimated)\n", raw/1048576)
 		fmt.Fprintf(out, "FileSize:   %.1f MB (estimated)\n", file/1048576)
 		fmt.Fprintf(out, "Filter:     %s\n", describePolicy(p))
+		printFilterExtras(out, cfg, p)
 	} else {
 		existing.printHeader(out, cfg, p, values)
 	}
@@ -455,11 +527,12 @@ func (s *storeInfo) printHeader(out io.Writer, cfg *config, p filter.Policy, val
 		fmt.Fprintf(out, "Filter:     no table\n")
 	}
 	fmt.Fprintf(out, "New tables: %s (--filter_policy, --bloom_bits: the tables this run writes; a table keeps the filter it was written with)\n", describePolicy(p))
+	printFilterExtras(out, cfg, p)
 	fmt.Fprintf(out, "Reads:      keys 0 .. %d (--num=%d), %d per thread, %d threads\n", cfg.num-1, cfg.num, cfg.reads, cfg.threads)
 	for _, pr := range s.Problems {
 		fmt.Fprintf(out, "Warning:    cannot read table %s\n", pr)
 	}
-	if w := s.numWarning(cfg.num); w != "" {
+	if w := s.numWarning(cfg.num, cfg.layout()); w != "" {
 		fmt.Fprintf(out, "Warning:    %s\n", w)
 	}
 }
@@ -468,8 +541,8 @@ func (s *storeInfo) printHeader(out io.Writer, cfg *config, p filter.Policy, val
 // kvbench's keys and its largest is not about --num-1 (a random fill
 // leaves the largest few keys unwritten now and then, so within 1% is
 // about).
-func (s *storeInfo) numWarning(num int) string {
-	hi, ok := keyNumber(s.Largest)
+func (s *storeInfo) numWarning(num int, keys keyLayout) string {
+	hi, ok := keys.number(s.Largest)
 	if !ok || s.Entries == 0 {
 		return ""
 	}
@@ -637,15 +710,50 @@ type jsonConfig struct {
 	DB               string  `json:"db"`
 	UseExistingDB    bool    `json:"use_existing_db"`
 	Seed             uint64  `json:"seed"`
+	// Issue 17: the key layout, the prefix and range filters and the
+	// scans' parameters.
+	PrefixSize           int     `json:"prefix_size"`
+	KeysPerPrefix        int     `json:"keys_per_prefix"`
+	PrefixExtractor      string  `json:"prefix_extractor,omitempty"`
+	RangeFilterBits      int     `json:"range_filter_bits"`
+	RangeFilter          string  `json:"range_filter"`
+	SeekNexts            int     `json:"seek_nexts"`
+	AbsentPrefixFraction float64 `json:"absent_prefix_fraction"`
+	ScanWidth            int     `json:"scan_width"`
 }
 
 func (c *config) jsonConfig(dir string, p filter.Policy) jsonConfig {
-	return jsonConfig{
+	j := jsonConfig{
 		Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, KeySize: keyLen, ValueSize: c.valueSize,
 		CompressionRatio: c.compressionRatio, BloomBits: c.bloomBits, FilterPolicy: describePolicy(p),
 		CacheSize: c.cacheSize, WriteBufferSize: c.writeBufferSize, BlockSize: c.blockSize,
 		Threads: c.threads, Sync: c.sync, DB: dir, UseExistingDB: c.useExisting, Seed: c.seed,
+
+		PrefixSize: c.prefixSize, KeysPerPrefix: c.keysPerPrefix, RangeFilterBits: c.rangeFilterBits,
+		SeekNexts: c.seekNexts, AbsentPrefixFraction: c.absentPrefixFraction, ScanWidth: c.scanWidth,
+	}
+	if pr := c.prefix(); pr != nil {
+		j.PrefixExtractor = pr.Name()
+	}
+	rp, _ := c.rangePolicy()
+	j.RangeFilter = describeRange(rp, c.rangeFilterBits)
+	return j
+}
+
+// printFilterExtras prints the header lines of the prefix and range
+// filters, when the run uses them.
+func printFilterExtras(out io.Writer, cfg *config, p filter.Policy) {
+	if pr := cfg.prefix(); pr != nil {
+		if filter.IsNone(p) {
+			fmt.Fprintf(out, "Prefixes:   %s, but no filter holds them (--bloom_bits=0): no prefix filtering\n", pr.Name())
+		} else {
+			fmt.Fprintf(out, "Prefixes:   %s in every table's filter; prefix-bounded iterators ask it\n", pr.Name())
+		}
+	}
+	if cfg.rangeFilterBits > 0 {
+		rp, _ := cfg.rangePolicy()
+		fmt.Fprintf(out, "Range:      %s; iterators with both bounds ask it\n", describeRange(rp, cfg.rangeFilterBits))
 	}
 }
 
