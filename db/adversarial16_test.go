@@ -192,12 +192,12 @@ func TestAdversarial16EdgesThroughLifecycle(t *testing.T) {
 	m0 := m.clone()
 	defer snap0.Release()
 	// A memtable of tombstones only, then flushed alone.
-	dr("", "a")         // the empty key as start
-	dr("a\x00", "ab")   // ends at a live key
-	dr("b", "b\x00")    // exactly one key
-	dr("c", "f")        // nested ...
-	dr("d", "e")        // ... inside it, newer
-	dr("c", "f")        // the same range again
+	dr("", "a")       // the empty key as start
+	dr("a\x00", "ab") // ends at a live key
+	dr("b", "b\x00")  // exactly one key
+	dr("c", "f")      // nested ...
+	dr("d", "e")      // ... inside it, newer
+	dr("c", "f")      // the same range again
 	dr("\xff", "\xff\xff\xff")
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
@@ -414,7 +414,6 @@ func a16randomRun(t *testing.T, seed int64, ops int) {
 	checkLevelInvariants(t, d)
 	verify(ops + 1)
 }
-
 
 // TestAdversarial16ConcurrentAtomicRanges has writers that each keep their
 // own key space in one state at every moment: all keys at one version, or
@@ -807,7 +806,6 @@ func TestAdversarial16CrashPrefixes(t *testing.T) {
 // a16crashSeeds is how many runs TestAdversarial16CrashPrefixes makes (150
 // held during the review; 3 keep the suite fast).
 var a16crashSeeds = int64(3)
-
 
 // TestAdversarial16MaxKeySizeBounds deletes a range whose end (and, in a
 // second tombstone, start) is MaxKeySize bytes, flushes, compacts and
