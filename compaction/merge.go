@@ -33,7 +33,7 @@ type MergeStats struct {
 	DroppedTombstone int64 // deletions with nothing older below
 	DroppedCovered   int64 // entries a range tombstone deletes for every snapshot
 	RangeDelsIn      int64 // range tombstones of the inputs
-	RangeDelsOut     int64 // range tombstones written (after fragmenting)
+	RangeDelsOut     int64 // range tombstones written
 }
 
 // IsBaseLevelForRange reports whether no level below the compaction's
@@ -50,28 +50,19 @@ func (c *Compaction) IsBaseLevelForRange(v *manifest.Version, start, end []byte)
 	return true
 }
 
-// outputRangeDels returns the fragments of the inputs' tombstones that the
-// output must keep: every sequence number above smallestSnapshot (some
-// snapshot does not see it), and the newest of the others unless nothing
-// below the output can be covered (the older ones are shadowed by it for
-// every reader).
-func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, smallestSnapshot uint64) []rangedel.Fragment {
-	var out []rangedel.Fragment
-	for _, f := range rd.Fragments() {
-		var seqs []uint64
-		for _, q := range f.Seqs { // newest first
-			if q > smallestSnapshot {
-				seqs = append(seqs, q)
-				continue
-			}
-			if !c.IsBaseLevelForRange(v, f.Start, f.End) {
-				seqs = append(seqs, q)
-			}
-			break
+// outputRangeDels returns the inputs' tombstones the output must keep, in
+// canonical order: all of them except those every snapshot sees (Seq at
+// most smallestSnapshot) over a range no level below the output can hold
+// a key of, which have nothing left to delete once this compaction drops
+// what they cover. The tombstones are kept whole, not fragmented, so n
+// overlapping ones stay n on disk.
+func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, smallestSnapshot uint64) []rangedel.Tombstone {
+	var out []rangedel.Tombstone
+	for _, t := range rd.Tombstones() {
+		if t.Seq <= smallestSnapshot && c.IsBaseLevelForRange(v, t.Start, t.End) {
+			continue
 		}
-		if len(seqs) > 0 {
-			out = append(out, rangedel.Fragment{Start: f.Start, End: f.End, Seqs: seqs})
-		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -105,31 +96,22 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		gpOverlap      uint64
 		seenGrandchild bool
 
-		frags    = outputRangeDels(rangeDels, c, v, smallestSnapshot)
-		nextFrag int    // first fragment not yet written
+		tombs    = outputRangeDels(rangeDels, c, v, smallestSnapshot)
+		nextTomb int    // first tombstone not yet written
 		openEnd  []byte // largest end of the tombstones in the open output
-		// cov caches the input fragment around curKey: [covStart, covEnd)
-		// is deleted below covSeq for every snapshot (covSeq 0: nothing),
-		// and keys before covNext need no new search.
-		covStart, covEnd []byte
-		covBuf           []byte // covStart's own copy when not a fragment's
-		covSeq           uint64
-		covOK            bool
 	)
 	st.RangeDelsIn = int64(rangeDels.Len())
-	// writeFrags writes the tombstones that start before limit (all of
+	// writeTombs writes the tombstones that start before limit (all of
 	// them when limit is nil) to the open output.
-	writeFrags := func(limit []byte) error {
-		for ; nextFrag < len(frags) && (limit == nil || bytes.Compare(frags[nextFrag].Start, limit) < 0); nextFrag++ {
-			f := frags[nextFrag]
-			for _, q := range f.Seqs {
-				if err := sink.AddRangeDel(f.Start, f.End, q); err != nil {
-					return err
-				}
-				st.RangeDelsOut++
+	writeTombs := func(limit []byte) error {
+		for ; nextTomb < len(tombs) && (limit == nil || bytes.Compare(tombs[nextTomb].Start, limit) < 0); nextTomb++ {
+			t := tombs[nextTomb]
+			if err := sink.AddRangeDel(t.Start, t.End, t.Seq); err != nil {
+				return err
 			}
-			if openEnd == nil || bytes.Compare(f.End, openEnd) > 0 {
-				openEnd = f.End
+			st.RangeDelsOut++
+			if openEnd == nil || bytes.Compare(t.End, openEnd) > 0 {
+				openEnd = t.End
 			}
 		}
 		return nil
@@ -140,25 +122,8 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		if rangeDels.Len() == 0 {
 			return 0
 		}
-		if covOK && bytes.Compare(covStart, ukey) <= 0 && (covEnd == nil || bytes.Compare(ukey, covEnd) < 0) {
-			return covSeq
-		}
-		frag, ok, next := rangeDels.FragmentAt(ukey)
-		covOK = true
-		if !ok {
-			// Nothing covers [ukey, next).
-			covBuf = append(covBuf[:0], ukey...)
-			covStart, covEnd, covSeq = covBuf, next, 0
-			return 0
-		}
-		covStart, covEnd, covSeq = frag.Start, frag.End, 0
-		for _, q := range frag.Seqs {
-			if q <= smallestSnapshot {
-				covSeq = q
-				break
-			}
-		}
-		return covSeq
+		q, _ := rangeDels.MaxSeq(ukey, smallestSnapshot)
+		return q
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		ikey := it.Key()
@@ -194,7 +159,7 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		if newUserKey {
 			// Tombstones starting before this key belong with the keys
 			// before it.
-			if err := writeFrags(ukey); err != nil {
+			if err := writeTombs(ukey); err != nil {
 				return st, err
 			}
 			// Advance through the grandparents this key has passed.
@@ -227,7 +192,7 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 	if err := it.Error(); err != nil {
 		return st, fmt.Errorf("reading compaction inputs: %w", err)
 	}
-	if err := writeFrags(nil); err != nil {
+	if err := writeTombs(nil); err != nil {
 		return st, err
 	}
 	return st, sink.Cut()

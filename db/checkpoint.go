@@ -228,7 +228,7 @@ func (d *DB) checkpointMemtables(rs *readState, seq uint64, dir string, num uint
 		if mem == nil {
 			continue
 		}
-		for _, t := range mem.RangeDels().Tombstones() {
+		for _, t := range mem.RangeDelTombstones() {
 			if t.Seq > seq {
 				continue // written after the checkpoint's moment
 			}

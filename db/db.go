@@ -625,7 +625,7 @@ func (d *DB) writeLevel0Table(mem *memtable.MemTable) (*manifest.FileMetadata, e
 	d.mu.Lock()
 	num := d.vs.newFileNum()
 	d.mu.Unlock()
-	meta, err := d.writeTable(num, 0, mem.NewIterator(), mem.RangeDels().Tombstones())
+	meta, err := d.writeTable(num, 0, mem.NewIterator(), mem.RangeDelTombstones())
 	if err != nil {
 		return nil, err
 	}

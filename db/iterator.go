@@ -90,7 +90,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		}
 		// The memtable's tombstones as of now: later ones are newer
 		// than seq.
-		it.dels = rangedel.Merge(frozen, it.rs.mem.RangeDels())
+		it.dels = rangedel.Compose(frozen, it.rs.mem.RangeDels())
 	}
 	if ro != nil {
 		if ro.LowerBound != nil {

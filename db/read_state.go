@@ -55,7 +55,7 @@ func (rs *readState) rangeDels() (*rangedel.Set, error) {
 	rs.delsOnce.Do(func() {
 		var ts []rangedel.Tombstone
 		if rs.imm != nil {
-			ts = append(ts, rs.imm.RangeDels().Tombstones()...)
+			ts = append(ts, rs.imm.RangeDelTombstones()...)
 		}
 		for _, files := range rs.v.Files {
 			for _, f := range files {

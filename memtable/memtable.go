@@ -3,7 +3,6 @@ package memtable
 import (
 	"bytes"
 	"encoding/binary"
-	"sync"
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -27,9 +26,10 @@ type MemTable struct {
 	rangeDels atomic.Pointer[rangeDelList]
 
 	// Writer-only state.
-	tombs []rangedel.Tombstone
-	rng   uint64
-	w     arenaWriter
+	tombs  []rangedel.Tombstone
+	layers []*rangedel.Set // tombs as sets of doubling sizes
+	rng    uint64
+	w      arenaWriter
 }
 
 // New returns an empty memtable.
@@ -124,26 +124,35 @@ func (m *MemTable) Add(seq uint64, kind base.Kind, ukey, value []byte) {
 	m.size.Add(int64(size + len(value) - inline))
 }
 
-// rangeDelList is one published prefix of a memtable's tombstones; its
-// Set is built on first use, so a run of DeleteRange calls with no read in
-// between builds nothing.
+// rangeDelList is what a memtable publishes of its tombstones: the list
+// added so far and a set answering for them.
 type rangeDelList struct {
-	ts   []rangedel.Tombstone
-	once sync.Once
-	set  *rangedel.Set
+	ts  []rangedel.Tombstone
+	set *rangedel.Set
 }
 
 // AddRangeDel records the range tombstone [start, end)#seq, copying both
 // keys. Like Add, calls must not overlap each other or Add; readers may
 // run concurrently. It adds len(start)+len(end)+MaxEntryOverhead at most
 // to ApproximateMemoryUsage. start must sort before end.
+//
+// The tombstones are kept as sets of doubling sizes (the logarithmic
+// method): adding one merges the smallest sets whose sizes are within a
+// factor of two, so n DeleteRange calls cost O(n log² n) in all, and a
+// lookup asks O(log n) sets, however reads and DeleteRange calls
+// alternate.
 func (m *MemTable) AddRangeDel(seq uint64, start, end []byte) {
 	keys := make([]byte, 0, len(start)+len(end))
 	keys = append(append(keys, start...), end...)
 	t := rangedel.Tombstone{Start: keys[:len(start):len(start)], End: keys[len(start):], Seq: seq}
 	// Readers hold earlier prefixes of m.tombs, which append never changes.
 	m.tombs = append(m.tombs, t)
-	m.rangeDels.Store(&rangeDelList{ts: m.tombs[:len(m.tombs):len(m.tombs)]})
+	m.layers = append(m.layers, rangedel.Build([]rangedel.Tombstone{t}))
+	for n := len(m.layers); n >= 2 && m.layers[n-2].Len() <= 2*m.layers[n-1].Len(); n = len(m.layers) {
+		merged := rangedel.Build(append(append([]rangedel.Tombstone(nil), m.layers[n-2].Tombstones()...), m.layers[n-1].Tombstones()...))
+		m.layers = append(m.layers[:n-2], merged)
+	}
+	m.rangeDels.Store(&rangeDelList{ts: m.tombs[:len(m.tombs):len(m.tombs)], set: rangedel.Compose(m.layers...)})
 	m.count.Add(1)
 	m.size.Add(int64(len(keys) + MaxEntryOverhead))
 }
@@ -152,12 +161,19 @@ func (m *MemTable) AddRangeDel(seq uint64, start, end []byte) {
 // when it holds none. The set does not change afterwards; tombstones added
 // later are in later calls' sets.
 func (m *MemTable) RangeDels() *rangedel.Set {
-	l := m.rangeDels.Load()
-	if l == nil {
-		return nil
+	if l := m.rangeDels.Load(); l != nil {
+		return l.set
 	}
-	l.once.Do(func() { l.set = rangedel.Build(l.ts) })
-	return l.set
+	return nil
+}
+
+// RangeDelTombstones returns the tombstones added so far, in the order
+// they were added. The caller must not modify them.
+func (m *MemTable) RangeDelTombstones() []rangedel.Tombstone {
+	if l := m.rangeDels.Load(); l != nil {
+		return l.ts
+	}
+	return nil
 }
 
 // HasRangeDels reports whether a range tombstone was added.

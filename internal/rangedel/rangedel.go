@@ -58,103 +58,217 @@ func compare(a, b Tombstone) int {
 func Sort(ts []Tombstone) { slices.SortFunc(ts, compare) }
 
 // Fragment is a key range no tombstone boundary cuts, with the sequence
-// numbers of the tombstones that span it, newest first.
+// numbers of the tombstones that span it, newest first. Seqs holds at most
+// MaxFragmentSeqs of them; Truncated says older ones were left out (a
+// Set then answers reads older than all of Seqs from its tombstones).
 type Fragment struct {
 	Start, End []byte
 	Seqs       []uint64
+	Truncated  bool
 }
+
+// MaxFragmentSeqs bounds the sequence numbers a fragment keeps, so that n
+// nested or staircase tombstones (each spanning the next one's start)
+// cost O(n) memory and O(n log n) time, not n²/2: reads at the newest
+// sequence numbers, and snapshots not older than the newest few
+// tombstones over a key, are answered from the fragment alone.
+const MaxFragmentSeqs = 4
 
 // Set is an immutable set of tombstones, fragmented for lookups. A nil
 // *Set is the empty set; its methods may be called on it.
 type Set struct {
-	frags []Fragment // sorted by Start, disjoint
-	n     int        // tombstones it was built from
-	max   uint64     // largest sequence number
+	raw   []Tombstone // canonical order, no repeats
+	frags []Fragment  // sorted by Start, disjoint
+	max   uint64      // largest sequence number
+
+	// parts, when set, makes the set their union (Compose): lookups ask
+	// each part, and raw and frags are unused.
+	parts []*Set
+	n     int // tombstones in the parts
 }
 
-// Build returns the set of ts (nil when ts is empty). It does not keep ts
-// but shares the key bytes.
+// Compose returns the union of sets without rebuilding them: its lookups
+// ask each of them, so it suits a few sets (a memtable's layers, or a
+// memtable's and the tables'). Fragments and FragmentAt of a composed
+// set are those of its parts' union, built on first use.
+func Compose(sets ...*Set) *Set {
+	var parts []*Set
+	c := &Set{}
+	for _, s := range sets {
+		if s.Len() == 0 {
+			continue
+		}
+		if s.parts != nil {
+			parts = append(parts, s.parts...)
+		} else {
+			parts = append(parts, s)
+		}
+		c.n += s.Len()
+		c.max = max(c.max, s.max)
+	}
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	c.parts = parts
+	return c
+}
+
+// Build returns the set of ts (nil when ts holds no non-empty tombstone).
+// It does not keep ts but shares the key bytes.
 func Build(ts []Tombstone) *Set {
-	if len(ts) == 0 {
+	raw := make([]Tombstone, 0, len(ts))
+	for _, t := range ts {
+		if bytes.Compare(t.Start, t.End) < 0 {
+			raw = append(raw, t)
+		}
+	}
+	if len(raw) == 0 {
 		return nil
 	}
-	s := &Set{n: len(ts), frags: Fragments(ts)}
-	for _, t := range ts {
+	slices.SortFunc(raw, compare)
+	raw = slices.CompactFunc(raw, func(a, b Tombstone) bool { return compare(a, b) == 0 })
+	s := &Set{raw: raw, frags: fragments(raw)}
+	for _, t := range raw {
 		s.max = max(s.max, t.Seq)
 	}
 	return s
 }
 
 // Fragments cuts ts at every start and end into disjoint fragments, in key
-// order, each with the sequence numbers (newest first, no repeats) of the
-// tombstones that span it. Adjacent fragments with the same sequence
-// numbers are joined. Empty tombstones (End <= Start) are ignored.
+// order, each with the newest (at most MaxFragmentSeqs, no repeats)
+// sequence numbers of the tombstones that span it. Adjacent fragments
+// with the same sequence numbers are joined. Empty tombstones (End <=
+// Start) are ignored.
 func Fragments(ts []Tombstone) []Fragment {
-	var bounds [][]byte
-	for _, t := range ts {
-		if bytes.Compare(t.Start, t.End) < 0 {
-			bounds = append(bounds, t.Start, t.End)
+	return Build(ts).Fragments()
+}
+
+// seqHeap is a max-heap of tombstones by sequence number.
+type seqHeap []Tombstone
+
+func (h seqHeap) less(i, j int) bool { return h[i].Seq > h[j].Seq }
+
+func (h *seqHeap) push(t Tombstone) {
+	*h = append(*h, t)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
 		}
+		a[i], a[p] = a[p], a[i]
+		i = p
 	}
-	if len(bounds) == 0 {
-		return nil
+}
+
+func (h *seqHeap) pop() Tombstone {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && a.less(l, m) {
+			m = l
+		}
+		if r < n && a.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// fragments sweeps the bounds of raw (canonical, non-empty) in order,
+// keeping the tombstones that have started in a max-heap by sequence
+// number; those that have ended are dropped when they reach the top.
+func fragments(raw []Tombstone) []Fragment {
+	bounds := make([][]byte, 0, 2*len(raw))
+	for _, t := range raw {
+		bounds = append(bounds, t.Start, t.End)
 	}
 	slices.SortFunc(bounds, bytes.Compare)
 	bounds = slices.CompactFunc(bounds, bytes.Equal)
-	sorted := slices.Clone(ts)
-	slices.SortFunc(sorted, compare)
 	var (
-		frags  []Fragment
-		active []Tombstone // tombstones started before the current bound
-		next   int         // first of sorted not yet active
+		frags []Fragment
+		h     seqHeap
+		next  int // first of raw not yet in h
+		top   []Tombstone
 	)
 	for i := 0; i+1 < len(bounds); i++ {
 		lo, hi := bounds[i], bounds[i+1]
-		for next < len(sorted) && bytes.Compare(sorted[next].Start, lo) <= 0 {
-			if bytes.Compare(sorted[next].Start, sorted[next].End) < 0 {
-				active = append(active, sorted[next])
-			}
+		for next < len(raw) && bytes.Compare(raw[next].Start, lo) <= 0 {
+			h.push(raw[next])
 			next++
 		}
-		active = slices.DeleteFunc(active, func(t Tombstone) bool { return bytes.Compare(t.End, lo) <= 0 })
-		if len(active) == 0 {
-			continue
-		}
-		seqs := make([]uint64, 0, len(active))
-		for _, t := range active {
+		// The newest tombstones still open at lo, distinct by sequence
+		// number; one more tells whether older ones remain.
+		top = top[:0]
+		var seqs []uint64
+		truncated := false
+		for len(h) > 0 {
+			t := h.pop()
+			if bytes.Compare(t.End, lo) <= 0 {
+				continue // ended: never open again, as bounds only grow
+			}
+			top = append(top, t)
+			if len(seqs) > 0 && seqs[len(seqs)-1] == t.Seq {
+				continue
+			}
+			if len(seqs) == MaxFragmentSeqs {
+				truncated = true
+				break
+			}
 			seqs = append(seqs, t.Seq)
 		}
-		slices.SortFunc(seqs, func(a, b uint64) int {
-			switch {
-			case a > b:
-				return -1
-			case a < b:
-				return 1
-			}
-			return 0
-		})
-		seqs = slices.Compact(seqs)
-		if n := len(frags); n > 0 && bytes.Equal(frags[n-1].End, lo) && slices.Equal(frags[n-1].Seqs, seqs) {
+		for _, t := range top {
+			h.push(t)
+		}
+		if len(seqs) == 0 {
+			continue
+		}
+		if n := len(frags); n > 0 && bytes.Equal(frags[n-1].End, lo) && slices.Equal(frags[n-1].Seqs, seqs) && frags[n-1].Truncated == truncated && !truncated {
 			frags[n-1].End = hi
 			continue
 		}
-		frags = append(frags, Fragment{Start: lo, End: hi, Seqs: seqs})
+		frags = append(frags, Fragment{Start: lo, End: hi, Seqs: seqs, Truncated: truncated})
 	}
 	return frags
 }
 
-// Len returns the number of tombstones the set was built from.
+// Len returns the number of distinct tombstones in the set (for a
+// composed set, the sum over its parts).
 func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
-	return s.n
+	if s.parts != nil {
+		return s.n
+	}
+	return len(s.raw)
+}
+
+// flat returns s, or for a composed set the set of its parts' union.
+func (s *Set) flat() *Set {
+	if s == nil || s.parts == nil {
+		return s
+	}
+	return Build(s.Tombstones())
 }
 
 // Fragments returns the set's fragments, in key order. The caller must not
 // modify them.
 func (s *Set) Fragments() []Fragment {
-	if s == nil {
+	if s = s.flat(); s == nil {
 		return nil
 	}
 	return s.frags
@@ -177,6 +291,16 @@ func (s *Set) find(ukey []byte) *Fragment {
 // ukey and that a read at readSeq sees (Seq <= readSeq), and false when
 // there is none.
 func (s *Set) MaxSeq(ukey []byte, readSeq uint64) (uint64, bool) {
+	if s != nil && s.parts != nil {
+		var best uint64
+		found := false
+		for _, p := range s.parts {
+			if q, ok := p.MaxSeq(ukey, readSeq); ok && (!found || q > best) {
+				best, found = q, true
+			}
+		}
+		return best, found
+	}
 	f := s.find(ukey)
 	if f == nil {
 		return 0, false
@@ -186,7 +310,20 @@ func (s *Set) MaxSeq(ukey []byte, readSeq uint64) (uint64, bool) {
 			return q, true
 		}
 	}
-	return 0, false
+	if !f.Truncated {
+		return 0, false
+	}
+	// Older than every sequence number the fragment kept: ask the
+	// tombstones that start at or before ukey.
+	var best uint64
+	found := false
+	n := sort.Search(len(s.raw), func(i int) bool { return bytes.Compare(s.raw[i].Start, ukey) > 0 })
+	for _, t := range s.raw[:n] {
+		if t.Seq <= readSeq && (!found || t.Seq > best) && bytes.Compare(ukey, t.End) < 0 {
+			best, found = t.Seq, true
+		}
+	}
+	return best, found
 }
 
 // Covers reports whether a read at readSeq sees a tombstone that deletes
@@ -201,10 +338,9 @@ func (s *Set) Covers(ukey []byte, seq, readSeq uint64) bool {
 
 // FragmentAt returns the fragment that holds ukey and whether there is
 // one; when there is none, next is the start of the first fragment after
-// ukey (nil when none). Iterators use it to check a run of keys with one
-// search.
+// ukey (nil when none).
 func (s *Set) FragmentAt(ukey []byte) (f Fragment, ok bool, next []byte) {
-	if s == nil {
+	if s = s.flat(); s == nil {
 		return Fragment{}, false, nil
 	}
 	i := sort.Search(len(s.frags), func(i int) bool { return bytes.Compare(s.frags[i].Start, ukey) > 0 })
@@ -217,48 +353,43 @@ func (s *Set) FragmentAt(ukey []byte) (f Fragment, ok bool, next []byte) {
 	return Fragment{}, false, nil
 }
 
-// Tombstones returns the set as tombstones, one per fragment and sequence
-// number, in canonical order.
+// Tombstones returns the set's tombstones, as built, in canonical order
+// without repeats. The caller must not modify them.
 func (s *Set) Tombstones() []Tombstone {
 	if s == nil {
 		return nil
 	}
-	var ts []Tombstone
-	for _, f := range s.frags {
-		for _, q := range f.Seqs {
-			ts = append(ts, Tombstone{Start: f.Start, End: f.End, Seq: q})
+	if s.parts != nil {
+		var ts []Tombstone
+		for _, p := range s.parts {
+			ts = append(ts, p.raw...)
 		}
+		Sort(ts)
+		return slices.CompactFunc(ts, func(a, b Tombstone) bool { return compare(a, b) == 0 })
 	}
-	return ts
+	return s.raw
 }
 
-// Merge returns the union of the sets (nil when all are empty).
+// Merge returns the union of the sets (nil when all are empty). When only
+// one is non-empty it is returned as is.
 func Merge(sets ...*Set) *Set {
-	var ts []Tombstone
 	var only *Set
-	nonEmpty := 0
+	n, nonEmpty := 0, 0
 	for _, s := range sets {
 		if s.Len() > 0 {
 			nonEmpty++
 			only = s
-			ts = append(ts, s.Tombstones()...)
+			n += s.Len()
 		}
 	}
 	if nonEmpty <= 1 {
 		return only
 	}
-	return Build(ts)
-}
-
-// Visible reports whether the fragment deletes an entry with sequence
-// number seq for a read at readSeq.
-func (f Fragment) Visible(seq, readSeq uint64) bool {
-	for _, q := range f.Seqs {
-		if q <= readSeq {
-			return seq < q
-		}
+	ts := make([]Tombstone, 0, n)
+	for _, s := range sets {
+		ts = append(ts, s.Tombstones()...)
 	}
-	return false
+	return Build(ts)
 }
 
 // minEncodedLen bounds the count a block may claim: each tombstone takes
@@ -281,14 +412,26 @@ func Encode(dst []byte, ts []Tombstone) []byte {
 	return dst
 }
 
+// uvarint is binary.Uvarint that also rejects (k <= 0) a number written
+// with more bytes than it needs, so that a block has one encoding and a
+// changed byte cannot leave it decoding to other valid tombstones.
+func uvarint(b []byte) (uint64, int) {
+	x, k := binary.Uvarint(b)
+	if k > 1 && b[k-1] == 0 {
+		return 0, -k
+	}
+	return x, k
+}
+
 // Decode parses a range-deletion block. Every length is checked against
 // the bytes present before anything is sliced or allocated; a block that
-// is malformed, out of canonical order, holds an empty range or a sequence
-// number above base.MaxSeqNum, or has trailing bytes, gives an error
-// wrapping base.ErrCorruption. The tombstones share one copy of the keys,
+// is malformed (a uvarint longer than it needs to be included), out of
+// canonical order, holds an empty range or a sequence number above
+// base.MaxSeqNum, or has trailing bytes, gives an error wrapping
+// base.ErrCorruption. The tombstones share one copy of the keys,
 // not b.
 func Decode(b []byte) ([]Tombstone, error) {
-	n, k := binary.Uvarint(b)
+	n, k := uvarint(b)
 	if k <= 0 {
 		return nil, base.CorruptionErrorf("range-deletion block: bad count")
 	}
@@ -299,7 +442,7 @@ func Decode(b []byte) ([]Tombstone, error) {
 	keys := make([]byte, 0, len(p))
 	ts := make([]Tombstone, 0, n)
 	field := func(what string, i uint64) ([]byte, error) {
-		l, k := binary.Uvarint(p)
+		l, k := uvarint(p)
 		if k <= 0 {
 			return nil, base.CorruptionErrorf("range-deletion block: tombstone %d: bad %s length", i, what)
 		}
@@ -321,7 +464,7 @@ func Decode(b []byte) ([]Tombstone, error) {
 		if err != nil {
 			return nil, err
 		}
-		seq, k := binary.Uvarint(p)
+		seq, k := uvarint(p)
 		if k <= 0 {
 			return nil, base.CorruptionErrorf("range-deletion block: tombstone %d: bad sequence number", i)
 		}
@@ -341,4 +484,17 @@ func Decode(b []byte) ([]Tombstone, error) {
 		return nil, base.CorruptionErrorf("range-deletion block: %d trailing bytes", len(p))
 	}
 	return ts, nil
+}
+
+// Visible reports whether the fragment deletes an entry with sequence
+// number seq for a read at readSeq. For a truncated fragment and a read
+// older than all of its Seqs it answers false, where Set.Covers consults
+// the older tombstones: use Covers for reads.
+func (f Fragment) Visible(seq, readSeq uint64) bool {
+	for _, q := range f.Seqs {
+		if q <= readSeq {
+			return seq < q
+		}
+	}
+	return false
 }
