@@ -41,6 +41,15 @@ import (
 // rebuilt from (seed, writer, batch, key), so a stale, mixed-up or
 // damaged value is caught byte for byte.
 //
+// Batches hold puts, deletes and now and then a range deletion
+// (DeleteRange, or Batch.DeleteRange among other writes) over keys of the
+// writer's own: a writer's keys share a prefix, so the range covers no
+// other writer's key, and the history records it as a delete of each key
+// it covers, at its batch, unless a later write of the same batch
+// rewrites the key. A MultiGet reads at one sequence number, so its
+// answers are judged as a view, as are the contents of a Checkpoint taken
+// under load and then opened.
+//
 // The run ends with Close while every goroutine is still busy: Close
 // must return in bounded time, leave no descriptor or memory map of the
 // store's files, and every later call must fail with ErrClosed. The store
@@ -58,12 +67,14 @@ const (
 	chkSlots   = 48 // keys per writer
 )
 
-// chkKeys[w][s] names slot s of writer w. Slot first, so the writers'
-// keys interleave in key order and every scan crosses all of them.
+// chkKeys[w][s] names slot s of writer w: "w<w>.<s>", the writer first,
+// so each writer's keys form one contiguous run of the key space and a
+// range deletion between two of its bounds (chkBound) covers its own keys
+// only. A full scan still crosses every writer.
 var chkKeys = func() (k [chkWriters][chkSlots][]byte) {
 	for w := range k {
 		for s := range k[w] {
-			k[w][s] = []byte(fmt.Sprintf("%03d.w%d", s, w))
+			k[w][s] = []byte(fmt.Sprintf("w%d.%03d", w, s))
 		}
 	}
 	return k
@@ -72,19 +83,39 @@ var chkKeys = func() (k [chkWriters][chkSlots][]byte) {
 func chkKey(w, s int) []byte { return chkKeys[w][s] }
 
 func parseChkKey(k []byte) (w, s int, ok bool) {
-	if len(k) != 6 || k[3] != '.' || k[4] != 'w' {
+	if len(k) != 6 || k[0] != 'w' || k[2] != '.' {
 		return 0, 0, false
 	}
-	for _, c := range append(k[:3:3], k[5]) {
+	for _, c := range [...]byte{k[1], k[3], k[4], k[5]} {
 		if c < '0' || c > '9' {
 			return 0, 0, false
 		}
 	}
-	s, w = int(k[0]-'0')*100+int(k[1]-'0')*10+int(k[2]-'0'), int(k[5]-'0')
+	w, s = int(k[1]-'0'), int(k[3]-'0')*100+int(k[4]-'0')*10+int(k[5]-'0')
 	if s >= chkSlots || w >= chkWriters {
 		return 0, 0, false
 	}
 	return w, s, true
+}
+
+// chkBound returns a key that lies just before slot s of writer w (0 <= s
+// <= chkSlots) and after every slot below s, spelled one of three ways by
+// spell: the slot's own key (or, for chkSlots, the key slot chkSlots would
+// have), the key of slot s-1 followed by a zero byte, or the writer's
+// prefix "w<w>." (s == 0) or "w<w>/" (s == chkSlots), which sort before and
+// after all its keys. A range [chkBound(w, a, _), chkBound(w, b, _)) holds
+// exactly the slots a..b-1 of writer w: TestCheckerJudge checks this by
+// comparing the keys themselves.
+func chkBound(w, s, spell int) []byte {
+	switch {
+	case spell%3 == 1 && s > 0:
+		return append(append([]byte(nil), chkKey(w, s-1)...), 0)
+	case spell%3 == 2 && s == 0:
+		return []byte(fmt.Sprintf("w%d.", w))
+	case spell%3 == 2 && s == chkSlots:
+		return []byte(fmt.Sprintf("w%d/", w))
+	}
+	return []byte(fmt.Sprintf("w%d.%03d", w, s))
 }
 
 // chkValue is the value batch b of writer w puts in slot s: "w.b.s:"
@@ -195,10 +226,12 @@ func chkBatchOf(seed int64, w, s int, v []byte) (int64, error) {
 }
 
 // chkVersion is one write of a slot: the batch, and whether it put a value
-// (false: it deleted the key).
+// (false: it deleted the key, with a Delete or, ranged, with a range
+// deletion covering it; the two are judged alike).
 type chkVersion struct {
-	batch int64
-	put   bool
+	batch  int64
+	put    bool
+	ranged bool
 }
 
 // chkHistory is one writer's history: every batch that began, slot by
@@ -303,7 +336,10 @@ func (h *chkHistory) describe(s int, lo, hi int64) string {
 			break
 		}
 		kind := "put"
-		if !v.put {
+		switch {
+		case v.ranged:
+			kind = "rangedel"
+		case !v.put:
 			kind = "delete"
 		}
 		parts = append(parts, fmt.Sprintf("%s@%d", kind, v.batch))
@@ -361,6 +397,10 @@ type chkProfile struct {
 	// getters' reads take a snapshot of their own (in 64ths).
 	getters, scanners, snapshotters int
 	snapGets                        int
+	// multiGets is how many of the getters' reads are a MultiGet (in
+	// 64ths); checkpointer runs a goroutine of Checkpoints.
+	multiGets    int
+	checkpointer bool
 	// writers is how many writers run (the others' keys stay absent);
 	// maintainer runs the goroutine of Flushes and CompactRanges.
 	writers    int
@@ -372,7 +412,8 @@ var chkProfiles = []chkProfile{
 	// held across flushes and compactions, a maintainer flushing and
 	// compacting, automatic compactions as the seed's options say.
 	{name: "mixed", hot: 4, hotShare: 32, focus: 0, snapGapMicros: 1000,
-		timeShare: 1, writers: chkWriters, maintainer: true, getters: 8, scanners: 2, snapshotters: 2, snapGets: 4},
+		timeShare: 1, writers: chkWriters, maintainer: true, getters: 8, scanners: 2, snapshotters: 2, snapGets: 4,
+		multiGets: 2, checkpointer: true},
 	// One key rewritten and compacted under its readers: writer 0 alone
 	// writes, nearly always the same key, and compacts after each batch;
 	// a few readers (more than the cores, so they are preempted anywhere
@@ -380,7 +421,7 @@ var chkProfiles = []chkProfile{
 	// wake-up shortens the time a preempted reader waits, and a live
 	// snapshot keeps the shadowed versions this profile is about.
 	{name: "hot", hot: 1, hotShare: 60, focus: 64, noAutoCompactions: true,
-		timeShare: 2, writers: 1, getters: 3, scanners: 1},
+		timeShare: 2, writers: 1, getters: 3, scanners: 1, multiGets: 1},
 }
 
 // slot picks a slot by the profile.
@@ -405,6 +446,8 @@ type checker struct {
 	t       *testing.T
 	seed    int64
 	d       *DB
+	dir     string   // the store's directory
+	opts    *Options // the store's options
 	prof    chkProfile
 	hist    [chkWriters]chkHistory
 	stop    atomic.Bool // the run is over (deadline or failure)
@@ -413,7 +456,7 @@ type checker struct {
 	failMu  sync.Mutex
 	failure string
 	counts  struct {
-		batches, gets, snapGets, scans, seeks, snapshots, releasedReads, flushes, compactions, closedAnswers atomic.Int64
+		batches, rangeDels, gets, snapGets, multiGets, multiGetKeys, scans, seeks, snapshots, releasedReads, flushes, compactions, checkpoints, closedAnswers atomic.Int64
 	}
 }
 
@@ -500,49 +543,138 @@ func (c *checker) see(v *chkView, who string, w, s int, obs int64) bool {
 	return false
 }
 
-// writer runs writer w's batches: single puts and deletes, and batches of
-// up to 8 writes (the same key possibly twice), a few synced.
+// chkOp is one write of a batch: a put or delete of slot s, or a range
+// deletion of [start, limit), which covers slots s..end-1 of its writer.
+type chkOp struct {
+	kind         chkOpKind
+	s, end       int
+	start, limit []byte
+}
+
+type chkOpKind uint8
+
+const (
+	chkPut chkOpKind = iota
+	chkDel
+	chkRangeDel
+)
+
+// covers returns the slots o writes: [lo, hi).
+func (o chkOp) covers() (lo, hi int) {
+	if o.kind == chkRangeDel {
+		return o.s, o.end
+	}
+	return o.s, o.s + 1
+}
+
+// batchOps picks the writes of one batch of writer w: a single write, or
+// up to 8 (the same key possibly twice). About one write in 24 is a range
+// deletion over the writer's own keys: mostly a few slots from one the
+// profile picks (so hot keys are range-deleted too), now and then a wide
+// range, all the writer's keys, or an empty range (no write at all).
+func (p *chkProfile) batchOps(rng *rand.Rand, w int) []chkOp {
+	n := 1
+	if rng.Intn(3) == 0 {
+		n = 2 + rng.Intn(7)
+	}
+	ops := make([]chkOp, n)
+	for i := range ops {
+		if rng.Intn(24) != 0 {
+			kind := chkPut
+			if rng.Intn(6) == 0 {
+				kind = chkDel
+			}
+			ops[i] = chkOp{kind: kind, s: p.slot(rng)}
+			continue
+		}
+		var lo, hi int
+		switch r := rng.Intn(16); {
+		case r == 0: // everything the writer owns
+			lo, hi = 0, chkSlots
+		case r == 1: // empty
+			lo = p.slot(rng)
+			hi = lo
+		case r < 5: // wide
+			lo, hi = rng.Intn(chkSlots+1), rng.Intn(chkSlots+1)
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+		default: // a few slots
+			lo = p.slot(rng)
+			hi = min(chkSlots, lo+1+rng.Intn(4))
+		}
+		o := chkOp{kind: chkRangeDel, s: lo, end: hi,
+			start: chkBound(w, lo, rng.Intn(3)), limit: chkBound(w, hi, rng.Intn(3))}
+		if lo == hi {
+			o.limit = o.start // DeleteRange(k, k) deletes nothing
+		}
+		ops[i] = o
+	}
+	return ops
+}
+
+// chkEffects works out what a batch does: superseded[i] tells whether put
+// i is overwritten (or deleted, by a key or a range) later in the batch,
+// and last[s] is the index of the batch's last write of slot s (-1: none).
+func chkEffects(ops []chkOp) (superseded []bool, last [chkSlots]int) {
+	for s := range last {
+		last[s] = -1
+	}
+	for i, o := range ops {
+		lo, hi := o.covers()
+		for s := lo; s < hi; s++ {
+			last[s] = i
+		}
+	}
+	superseded = make([]bool, len(ops))
+	for i, o := range ops {
+		superseded[i] = o.kind == chkPut && last[o.s] != i
+	}
+	return superseded, last
+}
+
+// recordBatch records batch b's writes in the history, slot by slot.
+func (h *chkHistory) recordBatch(b int64, ops []chkOp) {
+	_, last := chkEffects(ops)
+	for s, i := range last {
+		if i >= 0 {
+			h.record(s, chkVersion{batch: b, put: ops[i].kind == chkPut, ranged: ops[i].kind == chkRangeDel})
+		}
+	}
+}
+
+// writer runs writer w's batches (see batchOps), a few synced.
 func (c *checker) writer(w int) {
 	h := &c.hist[w]
 	rng := rand.New(rand.NewSource(c.seed*31 + int64(w)))
-	type op struct {
-		s   int
-		put bool
-	}
 	for b := int64(1); !c.stop.Load(); b++ {
-		n := 1
-		if rng.Intn(3) == 0 {
-			n = 2 + rng.Intn(7)
-		}
-		ops := make([]op, n)
-		for i := range ops {
-			ops[i] = op{c.prof.slot(rng), rng.Intn(6) != 0}
-		}
+		ops := c.prof.batchOps(rng, w)
+		superseded, _ := chkEffects(ops)
 		// Record the batch before it can become visible.
-		last := map[int]int{}
-		for i, o := range ops {
-			last[o.s] = i
-		}
-		for i, o := range ops {
-			if last[o.s] == i {
-				h.record(o.s, chkVersion{b, o.put})
-			}
-		}
+		h.recordBatch(b, ops)
 		h.started.Store(b)
 		wo := &WriteOptions{Sync: rng.Intn(25) == 0}
 		var err error
-		switch {
-		case n == 1 && ops[0].put:
-			err = c.d.Put(chkKey(w, ops[0].s), chkValue(c.seed, w, b, ops[0].s, false), wo)
-		case n == 1:
-			err = c.d.Delete(chkKey(w, ops[0].s), wo)
+		ranges := 0
+		switch o := ops[0]; {
+		case len(ops) == 1 && o.kind == chkPut:
+			err = c.d.Put(chkKey(w, o.s), chkValue(c.seed, w, b, o.s, false), wo)
+		case len(ops) == 1 && o.kind == chkDel:
+			err = c.d.Delete(chkKey(w, o.s), wo)
+		case len(ops) == 1:
+			err = c.d.DeleteRange(o.start, o.limit, wo)
+			ranges++
 		default:
 			var batch Batch
 			for i, o := range ops {
-				if o.put {
-					batch.Put(chkKey(w, o.s), chkValue(c.seed, w, b, o.s, last[o.s] != i))
-				} else {
+				switch o.kind {
+				case chkPut:
+					batch.Put(chkKey(w, o.s), chkValue(c.seed, w, b, o.s, superseded[i]))
+				case chkDel:
 					batch.Delete(chkKey(w, o.s))
+				default:
+					batch.DeleteRange(o.start, o.limit)
+					ranges++
 				}
 			}
 			err = c.d.Write(&batch, wo)
@@ -553,15 +685,18 @@ func (c *checker) writer(w int) {
 		}
 		h.acked.Store(b)
 		c.counts.batches.Add(1)
+		c.counts.rangeDels.Add(int64(ranges))
 		if w == 0 {
 			// Writer 0 compacts what it just wrote (and now and then
-			// everything), so the versions its batch shadowed are
-			// dropped while readers may still be looking for them.
+			// everything), so the versions its batch shadowed, and the
+			// tombstones, are dropped while readers may still be looking
+			// for them.
 			lo, hi := ops[0].s, ops[0].s
 			for _, o := range ops {
-				lo, hi = min(lo, o.s), max(hi, o.s)
+				l, h := o.covers()
+				lo, hi = min(lo, l), max(hi, h-1, l)
 			}
-			start, limit := chkKey(w, lo), chkKey(w, hi)
+			start, limit := chkKey(w, min(lo, chkSlots-1)), chkKey(w, min(hi, chkSlots-1))
 			if rng.Intn(4) == 0 {
 				start, limit = nil, nil
 			}
@@ -575,12 +710,18 @@ func (c *checker) writer(w int) {
 }
 
 // getter runs Gets, half of them on hot keys, a few through a snapshot
-// of their own.
+// of their own, and a few MultiGets.
 func (c *checker) getter(g int) {
 	rng := rand.New(rand.NewSource(c.seed*37 + int64(g)))
 	var gets int64 // counted here: a counter shared by all getters would cost more than a Get
 	defer func() { c.counts.gets.Add(gets) }()
 	for !c.stop.Load() {
+		if rng.Intn(64) < c.prof.multiGets {
+			if !c.multiGet(rng, nil, nil) {
+				return
+			}
+			continue
+		}
 		w, s := c.prof.reader(rng)
 		if rng.Intn(64) < c.prof.snapGets {
 			lo := c.bounds()
@@ -606,6 +747,54 @@ func (c *checker) getter(g int) {
 		}
 		c.checkRead("Get", w, s, obs, lo, hi)
 	}
+}
+
+// multiGet runs one MultiGet through d: of a few keys the profile picks
+// (repeats allowed), or of every key of one writer in a random order. It
+// reads at one sequence number, so all its answers must be explained by
+// one state per writer: view's, when ro reads at a held snapshot, else
+// one between the batches acknowledged before the call and those started
+// before it returned. It returns false once the run has failed or d is
+// closed.
+func (c *checker) multiGet(rng *rand.Rand, ro *ReadOptions, view *chkView) bool {
+	var ws, ss []int
+	if rng.Intn(8) == 0 {
+		w := rng.Intn(chkWriters)
+		for _, s := range rng.Perm(chkSlots) {
+			ws, ss = append(ws, w), append(ss, s)
+		}
+	} else {
+		for n := 2 + rng.Intn(15); n > 0; n-- {
+			w, s := c.prof.reader(rng)
+			ws, ss = append(ws, w), append(ss, s)
+		}
+	}
+	keys := make([][]byte, len(ws))
+	for i := range keys {
+		keys[i] = chkKey(ws[i], ss[i])
+	}
+	who := "MultiGet"
+	if ro != nil {
+		who = "MultiGet at a held snapshot"
+	}
+	lo := c.bounds()
+	values, errs := c.d.MultiGet(keys, ro)
+	if view == nil {
+		view = newChkView(lo, c.tops())
+	}
+	c.counts.multiGets.Add(1)
+	c.counts.multiGetKeys.Add(int64(len(keys)))
+	if len(values) != len(keys) || len(errs) != len(keys) {
+		c.fail("%s of %d keys returned %d values and %d errors", who, len(keys), len(values), len(errs))
+		return false
+	}
+	for i := range keys {
+		obs, ok := c.observed(who, ws[i], ss[i], values[i], errs[i])
+		if !ok || !c.see(view, fmt.Sprintf("%s of %d keys, answer %d", who, len(keys), i), ws[i], ss[i], obs) {
+			return false
+		}
+	}
+	return true
 }
 
 // scanRead walks it in one of four ways and feeds the view every key it
@@ -663,6 +852,9 @@ func (c *checker) scanRead(who string, it *Iterator, view *chkView, rng *rand.Ra
 		}
 	case 2, 3: // Seek, then a few steps forward (2) or backward (3)
 		target := chkKey(rng.Intn(chkWriters), rng.Intn(chkSlots))
+		if rng.Intn(4) == 0 {
+			target = chkBound(rng.Intn(chkWriters), rng.Intn(chkSlots+1), rng.Intn(3))
+		}
 		c.counts.seeks.Add(1)
 		ok := it.Seek(target)
 		if ok && bytes.Compare(it.Key(), target) < 0 {
@@ -763,6 +955,10 @@ func (c *checker) snapshotter(i int) {
 				if !ok {
 					break
 				}
+			} else if rng.Intn(4) == 0 {
+				if !c.multiGet(rng, ro, view) {
+					break
+				}
 			} else {
 				w, s := c.prof.reader(rng)
 				v, err := c.d.Get(chkKey(w, s), ro)
@@ -820,6 +1016,61 @@ func (c *checker) maintainer() {
 				return
 			}
 		}
+	}
+}
+
+// checkpointer takes checkpoints under load, every few dozen
+// milliseconds, opens each and reads all of it: every key with Get, then
+// an iterator over everything. The copy must be explained by one state per
+// writer, between the batches acknowledged before Checkpoint was called
+// and those started before it returned. It then closes and removes the
+// copy.
+func (c *checker) checkpointer() {
+	rng := rand.New(rand.NewSource(c.seed * 53))
+	fs := c.opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	for n := 1; !c.stop.Load(); n++ {
+		time.Sleep(time.Duration(rng.Intn(100)) * time.Millisecond)
+		dir := filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("checkpoint-%d", n))
+		lo := c.bounds()
+		err := c.d.Checkpoint(dir)
+		view := newChkView(lo, c.tops())
+		if err != nil {
+			c.closedOK("Checkpoint", err)
+			return
+		}
+		c.counts.checkpoints.Add(1)
+		opts := *c.opts
+		cp, err := Open(dir, &opts)
+		if err != nil {
+			c.fail("opening checkpoint %s: %v", dir, err)
+			return
+		}
+		who := fmt.Sprintf("Get from checkpoint %d", n)
+		for w := 0; w < chkWriters && !c.failed.Load(); w++ {
+			for s := 0; s < chkSlots; s++ {
+				v, err := cp.Get(chkKey(w, s), nil)
+				if obs, ok := c.observed(who, w, s, v, err); !ok || !c.see(view, who, w, s, obs) {
+					break
+				}
+			}
+		}
+		if !c.failed.Load() {
+			it := cp.NewIterator(nil)
+			c.scanRead(fmt.Sprintf("iterator over checkpoint %d", n), it, view, rng)
+			it.Close()
+		}
+		if err := cp.Close(); err != nil {
+			c.fail("closing checkpoint %s: %v", dir, err)
+		}
+		if names, err := fs.List(dir); err == nil {
+			for _, name := range names {
+				fs.Remove(vfs.Join(dir, name))
+			}
+		}
+		fs.Remove(dir)
 	}
 }
 
@@ -925,7 +1176,7 @@ func runChecker(t *testing.T, seed int64, prof chkProfile, dur time.Duration) {
 	opts.DisableAutomaticCompactions = prof.noAutoCompactions
 	t.Logf("seed %d: %s, %v (rerun: -run 'TestConcurrentChecker/seed=%d/%s' -args -checker_seed=%d -checker_seeds=1)",
 		seed, desc, dur, seed, prof.name, seed)
-	c := &checker{t: t, seed: seed, prof: prof, d: mustOpen(t, dir, opts)}
+	c := &checker{t: t, seed: seed, prof: prof, dir: dir, opts: opts, d: mustOpen(t, dir, opts)}
 	getters, scanners, snapshotters := prof.getters, prof.scanners, prof.snapshotters
 
 	var wg sync.WaitGroup
@@ -947,6 +1198,9 @@ func runChecker(t *testing.T, seed int64, prof chkProfile, dur time.Duration) {
 	}
 	if prof.maintainer {
 		run(c.maintainer)
+	}
+	if prof.checkpointer {
+		run(c.checkpointer)
 	}
 
 	deadline := time.Now().Add(dur)
@@ -972,10 +1226,13 @@ func runChecker(t *testing.T, seed int64, prof chkProfile, dur time.Duration) {
 		c.fail("Get after Close: %v, want ErrClosed", err)
 	}
 	n := &c.counts
-	t.Logf("%v: %d batches, %d gets, %d gets at snapshots, %d scans (%d seeks), %d held snapshots (%d reads after release), %d flushes and %d compactions asked (%d done), %d answers ErrClosed during Close",
-		dur, n.batches.Load(), n.gets.Load(), n.snapGets.Load(), n.scans.Load(), n.seeks.Load(), n.snapshots.Load(),
-		n.releasedReads.Load(), n.flushes.Load(), n.compactions.Load(), c.d.Metrics().Compactions, n.closedAnswers.Load())
-	t.Logf("batches acknowledged per writer: %v", c.bounds())
+	t.Logf("%v: %d batches (%d range deletions), %d gets, %d gets at snapshots, %d MultiGets (%d keys), %d scans (%d seeks), %d held snapshots (%d reads after release), %d checkpoints checked, %d flushes and %d compactions asked (%d done), %d answers ErrClosed during Close",
+		dur, n.batches.Load(), n.rangeDels.Load(), n.gets.Load(), n.snapGets.Load(), n.multiGets.Load(), n.multiGetKeys.Load(),
+		n.scans.Load(), n.seeks.Load(), n.snapshots.Load(), n.releasedReads.Load(), n.checkpoints.Load(),
+		n.flushes.Load(), n.compactions.Load(), c.d.Metrics().Compactions, n.closedAnswers.Load())
+	m := c.d.Metrics()
+	t.Logf("batches acknowledged per writer: %v; range tombstones at Close: %d in tables, %d in memtables; entries compactions dropped under them: %d",
+		c.bounds(), m.RangeTombstones, m.MemTableRangeTombstones, m.CoveredEntriesDropped)
 	if c.failure != "" {
 		t.Fatalf("seed %d (%s): %s", seed, desc, c.failure)
 	}
@@ -996,6 +1253,17 @@ func runChecker(t *testing.T, seed int64, prof chkProfile, dur time.Duration) {
 			}
 		}
 	}
+	var all [][]byte
+	for w := 0; w < chkWriters; w++ {
+		all = append(all, chkKeys[w][:]...)
+	}
+	values, errs := c.d.MultiGet(all, nil)
+	for i := range all {
+		w, s := i/chkSlots, i%chkSlots
+		if obs, ok := c.observed("MultiGet after reopening", w, s, values[i], errs[i]); ok {
+			c.see(view, "MultiGet after reopening", w, s, obs)
+		}
+	}
 	it := c.d.NewIterator(nil)
 	c.scanRead("iterator after reopening", it, view, rand.New(rand.NewSource(seed)))
 	it.Close()
@@ -1005,65 +1273,235 @@ func runChecker(t *testing.T, seed int64, prof chkProfile, dur time.Duration) {
 }
 
 // TestCheckerJudge checks the checker's own judgement, so that it cannot
-// pass a wrong answer: spans and admits against brute force over random
-// histories, intersectSpans against brute force, and value verification
-// against stale, foreign, damaged and truncated values.
+// pass a wrong answer: the histories the writers record (range deletions
+// included) against a brute-force model of the store over the keys
+// themselves, spans, admits and views against brute force over those
+// histories, intersectSpans against sets, and value verification against
+// stale, foreign, damaged and truncated values.
 func TestCheckerJudge(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for trial := 0; trial < 2000; trial++ {
-		var h chkHistory
-		// state[j] is the slot after batch j (0: absent).
-		const batches = 40
-		state := make([]int64, batches+1)
-		for b := int64(1); b <= batches; b++ {
-			state[b] = state[b-1]
-			if rng.Intn(3) == 0 {
-				put := rng.Intn(3) != 0
-				h.record(0, chkVersion{b, put})
-				state[b] = 0
-				if put {
-					state[b] = b
-				}
+	in := func(ss []span, j int64) bool {
+		for _, s := range ss {
+			if s.lo <= j && j <= s.hi {
+				return true
 			}
 		}
-		lo := rng.Int63n(batches + 1)
-		hi := lo + rng.Int63n(batches+1-lo)
-		obs := state[rng.Intn(batches+1)]
-		if rng.Intn(4) == 0 {
-			obs = rng.Int63n(batches + 1) // possibly never written
+		return false
+	}
+	// Few hot slots, so each slot sees many writes of every kind.
+	prof := chkProfile{hot: 3, hotShare: 40}
+	for trial := 0; trial < 300; trial++ {
+		c := &checker{}
+		const batches = 40
+		// state[w][s][j] is slot s of writer w after writer w's batch j
+		// (0: absent), from the model.
+		var state [chkWriters][chkSlots][]int64
+		for w := range state {
+			for s := range state[w] {
+				state[w][s] = make([]int64, batches+1)
+			}
 		}
-		var want []span
-		for j := lo; j <= hi; j++ {
-			if state[j] != obs {
+		model := map[string]int{} // key -> index of the op that put its value, in the batch applied last
+		var numBatch [chkWriters]int64
+		for step := 0; step < batches*chkWriters; step++ {
+			w := rng.Intn(chkWriters)
+			if numBatch[w] == batches {
 				continue
 			}
-			if n := len(want); n > 0 && want[n-1].hi == j-1 {
-				want[n-1].hi = j
-			} else {
-				want = append(want, span{j, j})
-			}
-		}
-		got := h.spans(0, obs, lo, hi)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("history %s: spans(obs %d, [%d,%d]) = %v, want %v", h.describe(0, 0, batches), obs, lo, hi, got, want)
-		}
-		if h.admits(0, obs, lo, hi) != (len(want) > 0) {
-			t.Fatalf("history %s: admits(obs %d, [%d,%d]) = %v, spans %v", h.describe(0, 0, batches), obs, lo, hi, !(len(want) > 0), want)
-		}
-		// intersectSpans against sets.
-		other := h.spans(0, state[rng.Intn(batches+1)], 0, batches)
-		inter := intersectSpans(got, other)
-		in := func(ss []span, j int64) bool {
-			for _, s := range ss {
-				if s.lo <= j && j <= s.hi {
-					return true
+			numBatch[w]++
+			b := numBatch[w]
+			ops := prof.batchOps(rng, w)
+			if rng.Intn(4) == 0 { // more range deletions than the writers make
+				ops = append(ops, prof.batchOps(rand.New(rand.NewSource(rng.Int63())), w)...)
+				for i := range ops {
+					if rng.Intn(3) == 0 {
+						lo, hi := rng.Intn(chkSlots+1), rng.Intn(chkSlots+1)
+						if lo > hi {
+							lo, hi = hi, lo
+						}
+						ops[i] = chkOp{kind: chkRangeDel, s: lo, end: hi,
+							start: chkBound(w, lo, rng.Intn(3)), limit: chkBound(w, hi, rng.Intn(3))}
+						if lo == hi {
+							ops[i].limit = ops[i].start
+						}
+					}
 				}
 			}
-			return false
+			superseded, _ := chkEffects(ops)
+			c.hist[w].recordBatch(b, ops)
+			// The model applies the ops in order, a range deletion to
+			// every key of every writer in [start, limit), compared as
+			// bytes.
+			for k, i := range model {
+				if i >= 0 {
+					model[k] = -1 // from an earlier batch
+				}
+			}
+			for i, o := range ops {
+				switch o.kind {
+				case chkPut:
+					model[string(chkKey(w, o.s))] = i
+				case chkDel:
+					delete(model, string(chkKey(w, o.s)))
+				default:
+					if bytes.Compare(o.start, o.limit) > 0 {
+						t.Fatalf("range [%q, %q) is inverted", o.start, o.limit)
+					}
+					for ww := 0; ww < chkWriters; ww++ {
+						for s := 0; s < chkSlots; s++ {
+							if k := chkKey(ww, s); bytes.Compare(o.start, k) <= 0 && bytes.Compare(k, o.limit) < 0 {
+								delete(model, string(k))
+							}
+						}
+					}
+				}
+			}
+			for i, o := range ops {
+				if o.kind != chkPut {
+					continue
+				}
+				if j, ok := model[string(chkKey(w, o.s))]; superseded[i] != !(ok && j == i) {
+					t.Fatalf("batch %v: put %d marked superseded=%v, the model says otherwise", ops, i, superseded[i])
+				}
+			}
+			// Writer w's batch b: its slots take the model's state; the
+			// other writers' slots must not have changed.
+			for ww := 0; ww < chkWriters; ww++ {
+				for s := 0; s < chkSlots; s++ {
+					i, ok := model[string(chkKey(ww, s))]
+					if ww != w {
+						if prev := state[ww][s][numBatch[ww]]; (prev != 0) != ok {
+							t.Fatalf("writer %d's batch %v changed writer %d's slot %d", w, ops, ww, s)
+						}
+						continue
+					}
+					st := int64(0)
+					if ok && i >= 0 {
+						st = b
+					} else if ok {
+						st = state[w][s][b-1]
+					}
+					state[w][s][b] = st
+				}
+			}
 		}
-		for j := int64(0); j <= batches; j++ {
-			if in(inter, j) != (in(got, j) && in(other, j)) {
-				t.Fatalf("intersectSpans(%v, %v) = %v: wrong at %d", got, other, inter, j)
+		for w := range state {
+			for s := range state[w] {
+				for j := numBatch[w] + 1; j <= batches; j++ {
+					state[w][s][j] = state[w][s][j-1]
+				}
+			}
+		}
+
+		// spans and admits of single slots.
+		for probe := 0; probe < 40; probe++ {
+			w, s := rng.Intn(chkWriters), prof.slot(rng)
+			h := &c.hist[w]
+			lo := rng.Int63n(batches + 1)
+			hi := lo + rng.Int63n(batches+1-lo)
+			obs := state[w][s][rng.Intn(batches+1)]
+			if rng.Intn(4) == 0 {
+				obs = rng.Int63n(batches + 1) // possibly never written
+			}
+			var want []span
+			for j := lo; j <= hi; j++ {
+				if state[w][s][j] != obs {
+					continue
+				}
+				if n := len(want); n > 0 && want[n-1].hi == j-1 {
+					want[n-1].hi = j
+				} else {
+					want = append(want, span{j, j})
+				}
+			}
+			got := h.spans(s, obs, lo, hi)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("history %s: spans(obs %d, [%d,%d]) = %v, want %v", h.describe(s, 0, batches), obs, lo, hi, got, want)
+			}
+			if h.admits(s, obs, lo, hi) != (len(want) > 0) {
+				t.Fatalf("history %s: admits(obs %d, [%d,%d]) = %v, spans %v", h.describe(s, 0, batches), obs, lo, hi, !(len(want) > 0), want)
+			}
+			// intersectSpans against sets.
+			other := h.spans(s, state[w][s][rng.Intn(batches+1)], 0, batches)
+			inter := intersectSpans(got, other)
+			for j := int64(0); j <= batches; j++ {
+				if in(inter, j) != (in(got, j) && in(other, j)) {
+					t.Fatalf("intersectSpans(%v, %v) = %v: wrong at %d", got, other, inter, j)
+				}
+			}
+		}
+
+		// Views (a MultiGet, a snapshot, an iterator, a checkpoint): the
+		// observations of several slots are accepted exactly when one
+		// batch per writer explains them all.
+		for probe := 0; probe < 40; probe++ {
+			var lo, hi [chkWriters]int64
+			for w := range lo {
+				lo[w] = rng.Int63n(batches + 1)
+				hi[w] = lo[w] + rng.Int63n(min(8, batches+1-lo[w]))
+			}
+			type look struct {
+				w, s int
+				obs  int64
+			}
+			var looks []look
+			var at [chkWriters]int64 // the moment most observations come from
+			for w := range at {
+				at[w] = lo[w] + rng.Int63n(hi[w]-lo[w]+1)
+			}
+			for n := 1 + rng.Intn(12); n > 0; n-- {
+				w, s := rng.Intn(chkWriters), prof.slot(rng)
+				j := at[w]
+				if rng.Intn(6) == 0 {
+					j = lo[w] + rng.Int63n(hi[w]-lo[w]+1) // maybe another moment
+				}
+				looks = append(looks, look{w, s, state[w][s][j]})
+			}
+			want := true
+			for w := 0; w < chkWriters; w++ {
+				some := false
+				for j := lo[w]; j <= hi[w] && !some; j++ {
+					all := true
+					for _, l := range looks {
+						if l.w == w && state[w][l.s][j] != l.obs {
+							all = false
+						}
+					}
+					some = all
+				}
+				want = want && some
+			}
+			c.failure, c.stop, c.failed = "", atomic.Bool{}, atomic.Bool{}
+			view, got := newChkView(lo, hi), true
+			for _, l := range looks {
+				if !c.see(view, "probe", l.w, l.s, l.obs) {
+					got = false
+					break
+				}
+			}
+			if got != want {
+				t.Fatalf("view [%v, %v] of %v: accepted=%v, want %v (%s)", lo, hi, looks, got, want, c.failure)
+			}
+		}
+	}
+
+	// chkBound: [bound(a), bound(b)) holds slots a..b-1 of the writer, and
+	// nothing of another writer, however each bound is spelled.
+	for w := 0; w < chkWriters; w++ {
+		for a := 0; a <= chkSlots; a++ {
+			for spell := 0; spell < 3; spell++ {
+				k := chkBound(w, a, spell)
+				for ww := 0; ww < chkWriters; ww++ {
+					for s := 0; s < chkSlots; s++ {
+						below := bytes.Compare(chkKey(ww, s), k) < 0
+						if want := ww < w || (ww == w && s < a); below != want {
+							t.Fatalf("chkBound(%d, %d, %d) = %q: key %s below it = %v", w, a, spell, k, chkKey(ww, s), below)
+						}
+					}
+				}
+				if _, _, ok := parseChkKey(k); ok && a == chkSlots {
+					t.Fatalf("chkBound(%d, %d, %d) = %q parses as a key", w, a, spell, k)
+				}
 			}
 		}
 	}
