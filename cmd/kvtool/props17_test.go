@@ -31,6 +31,10 @@ func TestSSTPropsNewBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := mustRun(t, 0, "sst", "props", oneFile(t, dir, ".sst"))
+	dump, _ := mustRun(t, 0, "sst", "dump", oneFile(t, dir, ".sst"))
+	if !strings.Contains(dump, "range tombstones (1):\n  [b:, b;)#5\n") {
+		t.Errorf("sst dump does not list the range tombstone:\n%s", dump)
+	}
 	for _, want := range []string{"range deletions: 1\n", "prefix extractor: bloomkv.DelimitedPrefix(0x3a) (3 distinct prefixes in the filter)\n", "range filter: test.Range, 0 bytes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sst props lacks %q:\n%s", want, out)
@@ -49,3 +53,29 @@ type testRangeBuilder struct{}
 
 func (testRangeBuilder) AddKey([]byte)            {}
 func (testRangeBuilder) Finish(dst []byte) []byte { return dst }
+
+// TestWALDumpRangeDel: wal dump prints a range deletion as such.
+func TestWALDumpRangeDel(t *testing.T) {
+	dir := t.TempDir()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b db.Batch
+	b.Put([]byte("a"), []byte("1"))
+	b.DeleteRange([]byte("b"), []byte("d"))
+	if err := d.Write(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for _, f := range storeFiles(t, dir, ".log") {
+		o, _ := mustRun(t, 0, "wal", "dump", f)
+		out += o
+	}
+	if !strings.Contains(out, " SET a => 1\n") || !strings.Contains(out, " RANGEDEL [b, d)\n") {
+		t.Errorf("wal dump:\n%s", out)
+	}
+}

@@ -89,6 +89,12 @@ sequence).`)
 		fmt.Fprintf(stdout, "index block: offset %d, size %d\n", l.index.offset, l.index.size)
 		fmt.Fprintf(stdout, "footer: offset %d, size %d\n", l.fileSize-sstable.FooterLen, sstable.FooterLen)
 	}
+	if ts := t.r.RangeDels(); len(ts) > 0 {
+		fmt.Fprintf(stdout, "range tombstones (%d):\n", len(ts))
+		for _, rt := range ts {
+			fmt.Fprintf(stdout, "  [%s, %s)#%d\n", bf.format(rt.Start), bf.format(rt.End), rt.Seq)
+		}
+	}
 	if *noEntries {
 		return exitOK
 	}

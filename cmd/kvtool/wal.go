@@ -54,9 +54,12 @@ empty log (what a crash right after its creation leaves) is no error.`)
 			return
 		}
 		for i, op := range b.ops {
-			if op.Kind == base.KindDelete {
+			switch op.Kind {
+			case base.KindDelete:
 				fmt.Fprintf(stdout, "  %d DEL %s\n", b.seq+uint64(i), bf.format(op.Key))
-			} else {
+			case base.KindRangeDelete:
+				fmt.Fprintf(stdout, "  %d RANGEDEL [%s, %s)\n", b.seq+uint64(i), bf.format(op.Key), bf.format(op.Value))
+			default:
 				fmt.Fprintf(stdout, "  %d SET %s => %s\n", b.seq+uint64(i), bf.format(op.Key), bf.format(op.Value))
 			}
 		}
