@@ -90,7 +90,8 @@ type Set struct {
 // Compose returns the union of sets without rebuilding them: its lookups
 // ask each of them, so it suits a few sets (a memtable's layers, or a
 // memtable's and the tables'). Fragments and FragmentAt of a composed
-// set are those of its parts' union, built on first use.
+// set are those of its parts' union, rebuilt at each call: reads use
+// MaxSeq and Covers, which ask the parts.
 func Compose(sets ...*Set) *Set {
 	var parts []*Set
 	c := &Set{}
