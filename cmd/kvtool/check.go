@@ -16,7 +16,7 @@ const comparerName = "bloomkv.BytewiseComparator"
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("check", "kvtool check [flags] DIR",
-		"Verifies the store in DIR without opening it: CURRENT and every record of\nthe MANIFEST it names; for every table the MANIFEST lists, that the file\nis there with the recorded size and key range, the checksum of every\nblock, the order of its keys and that its filter admits every key; and\nevery record of every write-ahead log. It prints one line per file and\nwhat is wrong, and exits with status 1 when anything is.")
+		"Verifies the store in DIR without opening it: CURRENT and every record of\nthe MANIFEST it names; for every table the MANIFEST lists, that the file\nis there with the recorded size, key range (its entries' and its range\ntombstones') and count of range tombstones, the checksum of every\nblock, the order of its keys and that its filter admits every key; and\nevery record of every write-ahead log. It prints one line per file and\nwhat is wrong, and exits with status 1 when anything is.")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
@@ -56,7 +56,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 				problem("L%d %06d.sst: %v", level, m.FileNum, err)
 				continue
 			}
-			fmt.Fprintf(stdout, "L%d %06d.sst: ok (%d entries, %s)\n", level, m.FileNum, entries, humanBytes(m.Size))
+			tombstones := ""
+			if m.RangeDels > 0 {
+				tombstones = ", " + countOf(m.RangeDels, "range tombstone")
+			}
+			fmt.Fprintf(stdout, "L%d %06d.sst: ok (%d entries%s, %s)\n", level, m.FileNum, entries, tombstones, humanBytes(m.Size))
 		}
 	}
 
@@ -135,10 +139,16 @@ func checkTable(dir string, m *manifest.FileMetadata) (uint64, error) {
 		return 0, err
 	}
 	p := r.Properties()
-	if !bytes.Equal(p.Smallest, m.Smallest) || !bytes.Equal(p.Largest, m.Largest) {
+	ts := r.RangeDels()
+	if uint64(len(ts)) != m.RangeDels {
+		// The store reads a table's tombstones only when the MANIFEST
+		// counts some: a count of 0 would hide them from reads.
+		return 0, base.CorruptionErrorf("the table holds %d range tombstones, the MANIFEST says %d", len(ts), m.RangeDels)
+	}
+	if lo, hi := tableBounds(p, ts); !bytes.Equal(lo, m.Smallest) || !bytes.Equal(hi, m.Largest) {
 		bf := byteFormat{Max: 32}
 		return 0, base.CorruptionErrorf("key range [%s .. %s] differs from the MANIFEST's [%s .. %s]",
-			bf.formatIKey(p.Smallest), bf.formatIKey(p.Largest), bf.formatIKey(m.Smallest), bf.formatIKey(m.Largest))
+			bf.formatBoundOrNone(lo), bf.formatBoundOrNone(hi), bf.formatBound(m.Smallest), bf.formatBound(m.Largest))
 	}
 	if r.HasFilter() {
 		keys, err := distinctUserKeys(r)

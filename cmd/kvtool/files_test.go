@@ -28,7 +28,7 @@ func TestLSM(t *testing.T) {
 	dir := buildStore(t, nil)
 	sst := oneFile(t, dir, ".sst")
 	out, _ := mustRun(t, 0, "lsm", dir)
-	row := regexp.MustCompile(fmt.Sprintf(`(?m)^L0 +%06d +\S+ +%d +%s +\d+\.\d+ +1-%d +key00000 \.\. key01999$`,
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^L0 +%06d +\S+ +%d +0 +%s +\d+\.\d+ +1-%d +key00000 \.\. key01999$`,
 		tableNum(t, sst), numKeys, regexp.QuoteMeta(filter.BloomPolicyName), numKeys))
 	if !row.MatchString(out) {
 		t.Errorf("lsm has no row for table %s:\n%s", sst, out)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // byteFormat says how keys and values are printed: as hex, or as text with
@@ -42,6 +43,46 @@ func (f byteFormat) formatIKey(ikey []byte) string {
 		return fmt.Sprintf("<malformed internal key %s>", byteFormat{Hex: true, Max: f.Max}.format(ikey))
 	}
 	return fmt.Sprintf("%s#%d,%s", f.format(ukey), seq, kind)
+}
+
+// formatBound renders a table bound from a MANIFEST or a compact pointer
+// as key#seq,KIND. Unlike the entries of a data block, a bound may be of
+// kind RANGEDEL: the start of a range tombstone (inclusive) or its end
+// (exclusive), so it is parsed with base.ParseBoundKey.
+func (f byteFormat) formatBound(ikey []byte) string {
+	ukey, seq, kind, ok := base.ParseBoundKey(ikey)
+	if !ok {
+		return fmt.Sprintf("<malformed internal key %s>", byteFormat{Hex: true, Max: f.Max}.format(ikey))
+	}
+	return fmt.Sprintf("%s#%d,%s", f.format(ukey), seq, kind)
+}
+
+// formatBoundOrNone is formatBound, saying "none" for a nil bound (a table
+// without entries and tombstones).
+func (f byteFormat) formatBoundOrNone(ikey []byte) string {
+	if ikey == nil {
+		return "none"
+	}
+	return f.formatBound(ikey)
+}
+
+// formatBoundUser renders the user key of a table bound, as lsm lists key
+// ranges. A largest bound of kind RANGEDEL is a range tombstone's end,
+// which the table's tombstone excludes: it is marked " (exclusive)".
+func (f byteFormat) formatBoundUser(ikey []byte, largest bool) string {
+	ukey, _, kind, ok := base.ParseBoundKey(ikey)
+	switch {
+	case !ok:
+		return fmt.Sprintf("<malformed internal key %s>", byteFormat{Hex: true, Max: f.Max}.format(ikey))
+	case largest && kind == base.KindRangeDelete:
+		return f.format(ukey) + " (exclusive)"
+	}
+	return f.format(ukey)
+}
+
+// formatTombstone renders a range tombstone as [start, end)#seq.
+func (f byteFormat) formatTombstone(t rangedel.Tombstone) string {
+	return fmt.Sprintf("[%s, %s)#%d", f.format(t.Start), f.format(t.End), t.Seq)
 }
 
 // formatSeparator renders an index separator, a key >= every key of its
@@ -102,3 +143,11 @@ func parseBytes(s string, hexInput bool) ([]byte, error) {
 
 // humanBytes renders a size with a binary unit, as the db's Metrics do.
 func humanBytes(n uint64) string { return base.HumanBytes(int64(n)) }
+
+// countOf renders n things, as "1 range tombstone" or "2 range tombstones".
+func countOf(n uint64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -5,13 +5,11 @@ import (
 	"io"
 	"path/filepath"
 	"text/tabwriter"
-
-	"github.com/bloomkv/bloomkv/internal/base"
 )
 
 func runLSM(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("lsm", "kvtool lsm [flags] DIR",
-		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, filter policy and bits per\nkey (from each table's properties), sequence numbers and user-key range.\nIt reads the files without taking the store's LOCK.")
+		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends with\na range tombstone's end, which the tombstone excludes, is marked\n(exclusive). It reads the files without taking the store's LOCK.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
@@ -32,7 +30,7 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%s: last sequence %d, log %06d, next file %06d\n\n",
 		filepath.Base(st.manifestPath), st.lastSeq, st.logNum, st.nextFileNum)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "level\tfile\tsize\tentries\tfilter\tbits/key\tseqs\tsmallest .. largest\n")
+	fmt.Fprintf(tw, "level\tfile\tsize\tentries\trangedels\tfilter\tbits/key\tseqs\tsmallest .. largest\n")
 	var totalFiles int
 	var totalBytes uint64
 	for level, files := range st.version.Files {
@@ -52,9 +50,9 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 				r.Close()
 				file.Close()
 			}
-			fmt.Fprintf(tw, "L%d\t%06d\t%s\t%s\t%s\t%s\t%d-%d\t%s .. %s\n",
-				level, m.FileNum, humanBytes(m.Size), entries, policy, bits,
-				m.SmallestSeq, m.LargestSeq, bf.format(base.UserKey(m.Smallest)), bf.format(base.UserKey(m.Largest)))
+			fmt.Fprintf(tw, "L%d\t%06d\t%s\t%s\t%d\t%s\t%s\t%d-%d\t%s .. %s\n",
+				level, m.FileNum, humanBytes(m.Size), entries, m.RangeDels, policy, bits,
+				m.SmallestSeq, m.LargestSeq, bf.formatBoundUser(m.Smallest, false), bf.formatBoundUser(m.Largest, true))
 		}
 		totalFiles += len(files)
 		totalBytes += st.version.LevelBytes(level)

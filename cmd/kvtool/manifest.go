@@ -17,8 +17,11 @@ func runManifestDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("manifest dump", "kvtool manifest dump [flags] FILE|DIR",
 		`Prints every version edit of the MANIFEST FILE (or of the MANIFEST that
 DIR's CURRENT names): comparer, log and file numbers, last sequence, and
-the tables each edit adds and deletes. Then it prints the version the edits
-build. A damaged record is reported, skipped, and gives exit status 1, as
+the tables each edit adds and deletes (number, size, sequence numbers, key
+range, and rangedels=N for a table holding N range tombstones, whose key
+range then covers them: a bound of kind RANGEDEL is a tombstone's start,
+or, as the largest, its end, which the tombstone excludes). Then it prints
+the version the edits build. A damaged record is reported, skipped, and gives exit status 1, as
 does a MANIFEST without any version edit. A file that is not a MANIFEST
 is refused with exit status 1, saying what it is: a write-ahead log, a
 table, a CURRENT (give its directory instead), or, unless it is named
@@ -100,7 +103,7 @@ func printEdit(w io.Writer, e *manifest.VersionEdit, bf byteFormat) {
 		fmt.Fprintf(w, "  last sequence: %d\n", e.LastSequence)
 	}
 	for _, cp := range e.CompactPointers {
-		fmt.Fprintf(w, "  compact pointer: L%d %s\n", cp.Level, bf.formatIKey(cp.Key))
+		fmt.Fprintf(w, "  compact pointer: L%d %s\n", cp.Level, bf.formatBound(cp.Key))
 	}
 	for _, d := range e.DeletedFiles {
 		fmt.Fprintf(w, "  deleted file: L%d %06d\n", d.Level, d.FileNum)
@@ -110,7 +113,14 @@ func printEdit(w io.Writer, e *manifest.VersionEdit, bf byteFormat) {
 	}
 }
 
+// formatMeta renders a table of a version edit. Its bounds may be of kind
+// RANGEDEL (formatBound); rangedels=N, as manifest.FileMetadata.String
+// writes it, counts its range tombstones.
 func formatMeta(m *manifest.FileMetadata, bf byteFormat) string {
-	return fmt.Sprintf("%06d size=%d seqs=%d-%d [%s .. %s]", m.FileNum, m.Size, m.SmallestSeq, m.LargestSeq,
-		bf.formatIKey(m.Smallest), bf.formatIKey(m.Largest))
+	s := fmt.Sprintf("%06d size=%d seqs=%d-%d [%s .. %s]", m.FileNum, m.Size, m.SmallestSeq, m.LargestSeq,
+		bf.formatBound(m.Smallest), bf.formatBound(m.Largest))
+	if m.RangeDels > 0 {
+		s += fmt.Sprintf(" rangedels=%d", m.RangeDels)
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -56,7 +57,11 @@ blocks (offset, size, compression, index separator) and meta blocks. A
 separator is >= every key of its block and < every key of the next: the
 block's last entry (KEY#SEQ,KIND), or, when the writer could shorten it,
 a user key between the blocks that no entry has, printed as KEY (max
-sequence).`)
+sequence). A table that holds range tombstones (DB.DeleteRange) lists
+them before its entries, under "range tombstones (N):", one per line as
+[START, END)#SEQ: the tombstone deletes the keys from START, inclusive,
+to END, exclusive, older than SEQ. They are listed whole, whatever
+--start and --limit say.`)
 	blocks := f.Bool("blocks", false, "list the blocks first")
 	noEntries := f.Bool("no_entries", false, "do not print the entries")
 	start := f.String("start", "", "start at this user key")
@@ -92,7 +97,7 @@ sequence).`)
 	if ts := t.r.RangeDels(); len(ts) > 0 {
 		fmt.Fprintf(stdout, "range tombstones (%d):\n", len(ts))
 		for _, rt := range ts {
-			fmt.Fprintf(stdout, "  [%s, %s)#%d\n", bf.format(rt.Start), bf.format(rt.End), rt.Seq)
+			fmt.Fprintf(stdout, "  %s\n", bf.formatTombstone(rt))
 		}
 	}
 	if *noEntries {
@@ -137,7 +142,7 @@ func policyName(name string) string {
 
 func runSSTProps(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("sst props", "kvtool sst props [flags] FILE",
-		"Prints the properties of the table FILE (entries, sizes, key range,\ncompression, filter policy and bits per key), a summary of its blocks, and\nits filter's parameters with the false-positive rate theory predicts.")
+		"Prints the properties of the table FILE (entries, sizes, key range,\ncompression, filter policy and bits per key), a summary of its blocks, and\nits filter's parameters with the false-positive rate theory predicts.\nThe smallest and largest keys are those of the point entries; for a table\nwith range tombstones it also prints their count and the table's bounds\nas the MANIFEST records them, which cover the tombstones too.")
 	hexOut := f.Bool("hex", false, "print the smallest and largest keys as hex")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
@@ -161,10 +166,17 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(w, "data size: %d\n", p.DataSize)
 	fmt.Fprintf(w, "index size: %d\n", p.IndexSize)
 	fmt.Fprintf(w, "compression: %s\n", p.Compression)
-	fmt.Fprintf(w, "smallest key: %s\n", bf.formatIKey(p.Smallest))
-	fmt.Fprintf(w, "largest key: %s\n", bf.formatIKey(p.Largest))
+	if p.Smallest == nil && p.Largest == nil {
+		fmt.Fprintf(w, "smallest key: none (no point entries)\n")
+		fmt.Fprintf(w, "largest key: none (no point entries)\n")
+	} else {
+		fmt.Fprintf(w, "smallest key: %s\n", bf.formatIKey(p.Smallest))
+		fmt.Fprintf(w, "largest key: %s\n", bf.formatIKey(p.Largest))
+	}
 	if p.NumRangeDeletions > 0 {
 		fmt.Fprintf(w, "range deletions: %d\n", p.NumRangeDeletions)
+		lo, hi := tableBounds(p, t.r.RangeDels())
+		fmt.Fprintf(w, "bounds with range deletions: %s .. %s\n", bf.formatBound(lo), bf.formatBound(hi))
 	}
 	fmt.Fprintf(w, "filter policy: %s\n", policyName(p.FilterPolicy))
 	if p.PrefixExtractor != "" {
@@ -186,4 +198,24 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// tableBounds returns the bounds the MANIFEST records for a table with
+// properties p and range tombstones ts, as db computes them: its first and
+// last point entries, widened to cover each tombstone [start, end)#seq by
+// start#seq,RANGEDEL and end#seq,RANGEDEL (in base.CompareInternal order).
+// Both are nil for a table with neither entries nor tombstones.
+func tableBounds(p *sstable.Properties, ts []rangedel.Tombstone) (smallest, largest []byte) {
+	smallest, largest = p.Smallest, p.Largest
+	for _, t := range ts {
+		lo := base.MakeInternalKey(t.Start, t.Seq, base.KindRangeDelete)
+		hi := base.MakeInternalKey(t.End, t.Seq, base.KindRangeDelete)
+		if smallest == nil || base.CompareInternal(lo, smallest) < 0 {
+			smallest = lo
+		}
+		if largest == nil || base.CompareInternal(hi, largest) > 0 {
+			largest = hi
+		}
+	}
+	return smallest, largest
 }

@@ -33,7 +33,13 @@ func runSSTCheck(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "sst check", fmt.Errorf("%s: %w", t.path, err))
 	}
 	p := t.r.Properties()
-	fmt.Fprintf(stdout, "checksums: ok (%d data blocks, %d entries)\n", len(t.layout.data), p.NumEntries)
+	tombstones := ""
+	if n := len(t.r.RangeDels()); n > 0 {
+		// The reader decoded them when it opened the table, checking
+		// that each is a non-empty range and that they are in order.
+		tombstones = ", " + countOf(uint64(n), "range tombstone")
+	}
+	fmt.Fprintf(stdout, "checksums: ok (%d data blocks, %d entries%s)\n", len(t.layout.data), p.NumEntries, tombstones)
 
 	keys, err := distinctUserKeys(t.r)
 	if err != nil {

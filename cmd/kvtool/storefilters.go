@@ -46,6 +46,11 @@ func storeFilters(dir string) storeFilterPolicies {
 		return sf
 	}
 	var most uint64
+	// emptyOnly are the levels whose only readable tables have no point
+	// entries (only range tombstones): their empty filters tell the
+	// policy and its probe count, but not its budget (a Bloom filter's
+	// probe count is the same at two or three budgets).
+	var emptyOnly []int
 	for level, files := range st.version.Files {
 		// The level's table with the most entries: its filter says most.
 		var largest *manifest.FileMetadata
@@ -58,24 +63,50 @@ func storeFilters(dir string) storeFilterPolicies {
 		if largest == nil {
 			continue
 		}
-		tf, err := readTableFilter(tablePath(dir, largest.FileNum))
-		if err != nil {
+		if levelMost == 0 {
+			emptyOnly = append(emptyOnly, level)
 			continue
 		}
-		p := tf.policy
-		if p == nil {
-			sf.unknown = append(sf.unknown, fmt.Sprintf("L%d: %q", level, tf.name))
-			continue
-		}
-		if sf.levels == nil {
-			sf.levels = make([]filter.Policy, len(st.version.Files))
-		}
-		sf.levels[level] = p
-		if sf.policy == nil || levelMost > most {
-			most, sf.policy = levelMost, p
+		sf.add(st, level, largest, levelMost, &most)
+	}
+	if sf.policy != nil {
+		// The levels of tombstones alone get the store's policy (a nil
+		// entry of LevelFilterPolicies means FilterPolicy).
+		return sf
+	}
+	// No table has entries: the policy of the tables of tombstones alone,
+	// at the smallest budget with their filters' probe count (an empty
+	// filter tells no more; readTableFilter).
+	for _, level := range emptyOnly {
+		for _, f := range st.version.Files[level] {
+			if _, ok := tableEntries(tablePath(dir, f.FileNum)); ok {
+				sf.add(st, level, f, 0, &most)
+				break
+			}
 		}
 	}
 	return sf
+}
+
+// add records the policy of table f, with n entries, as level's; the
+// policy of the table with the most entries so far (*most) is the store's.
+func (sf *storeFilterPolicies) add(st *storeState, level int, f *manifest.FileMetadata, n uint64, most *uint64) {
+	tf, err := readTableFilter(tablePath(st.dir, f.FileNum))
+	if err != nil {
+		return
+	}
+	p := tf.policy
+	if p == nil {
+		sf.unknown = append(sf.unknown, fmt.Sprintf("L%d: %q", level, tf.name))
+		return
+	}
+	if sf.levels == nil {
+		sf.levels = make([]filter.Policy, len(st.version.Files))
+	}
+	sf.levels[level] = p
+	if sf.policy == nil || n > *most {
+		*most, sf.policy = n, p
+	}
 }
 
 // notes returns what to tell the user about the policies of the tables a

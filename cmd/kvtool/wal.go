@@ -19,8 +19,10 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 func runWALDump(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("wal dump", "kvtool wal dump [flags] FILE",
 		`Prints every record of the write-ahead log FILE (NNNNNN.log): its first
-sequence number, its count of writes and each write (SET key => value or
-DEL key), keys and values abbreviated. A damaged record, damaged bytes
+sequence number, its count of writes and each write with its sequence
+number (SET key => value, DEL key, or RANGEDEL [start, end) for a
+DeleteRange, which deletes the keys from start to end, end excluded),
+keys and values abbreviated. A damaged record, damaged bytes
 skipped, or a last record cut short (what a crash in mid-write leaves,
 and what opening the store drops) is reported and gives exit status 1.
 A file that is not a log is refused with exit status 1, saying what it
