@@ -97,7 +97,11 @@ func (p *Properties) String() string {
 	if p.PrefixExtractor != "" {
 		fmt.Fprintf(&b, "prefix filter: %q, %d prefixes in the filter\n", p.PrefixExtractor, p.NumPrefixes)
 	}
-	fmt.Fprintf(&b, "smallest: %s\nlargest: %s\n", base.FormatInternalKey(p.Smallest), base.FormatInternalKey(p.Largest))
+	if p.Smallest == nil {
+		fmt.Fprintf(&b, "smallest: none\nlargest: none (no point entries)\n")
+	} else {
+		fmt.Fprintf(&b, "smallest: %s\nlargest: %s\n", base.FormatInternalKey(p.Smallest), base.FormatInternalKey(p.Largest))
+	}
 	fmt.Fprintf(&b, "compression: %s, format version %d\n", p.Compression, p.FormatVersion)
 	return b.String()
 }
