@@ -96,10 +96,9 @@ func bloomKVHasCompactRange() bool {
 }
 
 // newRangePolicy makes bloomkv's range filter of --range_filter_bits (as
-// cmd/kvbench's function of the same name does): switch it to
-// filter.NewGrafiteRangePolicy once filter/range.go is in.
+// cmd/kvbench's function of the same name does): Grafite.
 func newRangePolicy(bitsPerKey int) (filter.RangePolicy, error) {
-	return nil, errors.New("--range_filter_bits: this build of package filter has no range filter policy yet (filter.NewGrafiteRangePolicy); use --range_filter_bits=0")
+	return filter.NewGrafiteRangePolicy(bitsPerKey), nil
 }
 
 func openBloomKV(dir string, s settings) (Engine, error) {
