@@ -79,13 +79,18 @@ func MakeSeekKey(ukey []byte, seq uint64) []byte {
 // ParseInternalKey splits an internal key. ok is false when ikey is shorter
 // than a trailer or holds an unknown kind.
 func ParseInternalKey(ikey []byte) (ukey []byte, seq uint64, kind Kind, ok bool) {
+	return parseKey(ikey, KindMax)
+}
+
+// parseKey splits an internal key whose kind is at most maxKind.
+func parseKey(ikey []byte, maxKind Kind) (ukey []byte, seq uint64, kind Kind, ok bool) {
 	n := len(ikey) - TrailerLen
 	if n < 0 {
 		return nil, 0, 0, false
 	}
 	t := binary.LittleEndian.Uint64(ikey[n:])
 	kind = Kind(t & 0xff)
-	if kind > KindMax {
+	if kind > maxKind {
 		return nil, 0, 0, false
 	}
 	return ikey[:n:n], t >> 8, kind, true
@@ -94,16 +99,7 @@ func ParseInternalKey(ikey []byte) (ukey []byte, seq uint64, kind Kind, ok bool)
 // ParseBoundKey is ParseInternalKey for the bounds of a table, which may
 // also be of kind KindRangeDelete: the start or end of a range tombstone.
 func ParseBoundKey(ikey []byte) (ukey []byte, seq uint64, kind Kind, ok bool) {
-	n := len(ikey) - TrailerLen
-	if n < 0 {
-		return nil, 0, 0, false
-	}
-	t := binary.LittleEndian.Uint64(ikey[n:])
-	kind = Kind(t & 0xff)
-	if kind > KindRangeDelete {
-		return nil, 0, 0, false
-	}
-	return ikey[:n:n], t >> 8, kind, true
+	return parseKey(ikey, KindRangeDelete)
 }
 
 // UserKey returns the user-key part of an internal key. ikey must be at
