@@ -643,7 +643,10 @@ func TestAdversarial16ConcurrentAtomicRanges(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
-	if m := d.Metrics(); m.Compactions == 0 || m.RangeTombstones+m.MemTableRangeTombstones == 0 {
+	// Tombstones still held at the end, or entries compactions dropped
+	// because a tombstone covered them, show compactions met tombstones.
+	// (A run may end with every tombstone already compacted away.)
+	if m := d.Metrics(); m.Compactions == 0 || m.RangeTombstones+m.MemTableRangeTombstones+m.CoveredEntriesDropped == 0 {
 		t.Errorf("the run did not exercise compactions over tombstones:\n%s", m)
 	}
 	select {
