@@ -35,6 +35,17 @@ func checkMayContain(t *testing.T, p Policy, filter, key []byte) {
 	if !p.MayContain(built, key) || !p.MayContain(built, filter) {
 		t.Fatalf("false negative in filter %x built from %q and %q", built, filter, key)
 	}
+	// MayContainBatch answers as MayContain does, key by key.
+	keys := [][]byte{key, filter, []byte("x"), key}
+	var maybe [4]bool
+	for _, fl := range [][]byte{filter, built} {
+		MayContainBatch(p, fl, keys, maybe[:])
+		for i, k := range keys {
+			if maybe[i] != p.MayContain(fl, k) {
+				t.Fatalf("filter %x, key %q: MayContainBatch = %v, MayContain = %v", fl, k, maybe[i], !maybe[i])
+			}
+		}
+	}
 }
 
 func FuzzBloomMayContain(f *testing.F) {

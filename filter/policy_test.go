@@ -303,3 +303,46 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMayContainBatch checks that MayContainBatch answers exactly as
+// MayContain for every policy, on filters of many sizes and probe counts,
+// for batches longer and shorter than the batch's internal chunk, with
+// keys present and absent.
+func TestMayContainBatch(t *testing.T) {
+	ps := []Policy{NewBloomPolicy(10), NewBloomPolicy(2), NewBloomPolicy(4), NewBloomPolicy(20),
+		NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range append(ps, policies()...) {
+		for _, n := range []int{1, 10, 1000, 20000} {
+			b := p.NewBuilder()
+			for i := 0; i < n; i++ {
+				b.AddKey([]byte(fmt.Sprintf("key%08d", 2*i)))
+			}
+			f := b.Finish(nil)
+			for _, size := range []int{0, 1, 63, 64, 65, 200} {
+				keys := make([][]byte, size)
+				for i := range keys {
+					keys[i] = []byte(fmt.Sprintf("key%08d", rng.IntN(2*n+2)))
+				}
+				maybe := make([]bool, size+1)
+				maybe[size] = true // past the keys: must stay as it was
+				MayContainBatch(p, f, keys, maybe)
+				positives := 0
+				for i, k := range keys {
+					if want := p.MayContain(f, k); maybe[i] != want {
+						t.Fatalf("%s, %d keys, batch of %d: key %q: MayContainBatch = %v, MayContain = %v", p.Name(), n, size, k, maybe[i], want)
+					}
+					if maybe[i] {
+						positives++
+					}
+				}
+				if !maybe[size] {
+					t.Fatalf("%s: MayContainBatch wrote past the keys", p.Name())
+				}
+				if n >= 1000 && size >= 63 && positives == size && !IsNone(p) {
+					t.Fatalf("%s, %d keys: every key of a batch of %d passed: the filter was not probed", p.Name(), n, size)
+				}
+			}
+		}
+	}
+}
