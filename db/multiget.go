@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"sync"
 
+	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -97,6 +99,7 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 	sortByKey(pending, keys)
 
 	mg := multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq}
+	mg.sc = mgScratchPool.Get().(*mgScratch)
 	for level := 0; level < manifest.NumLevels && len(pending) > 0; level++ {
 		files := rs.v.Files[level]
 		if len(files) == 0 {
@@ -105,43 +108,71 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		mg.level = level
 		if level == 0 {
 			// Newest first; a key one table answers is not asked of the
-			// older ones.
+			// older ones. The keys a table's range holds are a run of the
+			// sorted pending keys.
 			for _, f := range files {
 				lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
-				mg.f, mg.r, mg.rerr = f, nil, nil
-				out := pending[:0]
-				for _, i := range pending {
-					k := keys[i]
-					if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 || !mg.lookup(i) {
-						out = append(out, i)
-					}
+				a := 0
+				for a < len(pending) && bytes.Compare(keys[pending[a]], lo) < 0 {
+					a++
 				}
-				pending = out
+				b := a
+				for b < len(pending) && bytes.Compare(keys[pending[b]], hi) <= 0 {
+					b++
+				}
+				if a == b {
+					continue
+				}
+				r, err := d.tables.get(f)
+				out := pending[:a]
+				for _, i := range pending[a:b] {
+					if err != nil {
+						errs[i] = err
+						continue
+					}
+					out = mg.add(out, i, f, r)
+				}
+				out = mg.probe(out)
+				pending = append(out, pending[b:]...)
 			}
 		} else {
-			mg.f = nil
+			// One walk over the level's tables gives every key its table.
 			out := pending[:0]
 			j := 0 // the first table of the level not wholly before the key
-			for _, i := range pending {
+			var r *sstable.Reader
+			var rerr error
+			for p, i := range pending {
 				k := keys[i]
 				for j < len(files) && bytes.Compare(base.UserKey(files[j].Largest), k) < 0 {
 					j++
+					r, rerr = nil, nil
 				}
-				if j == len(files) || bytes.Compare(k, base.UserKey(files[j].Smallest)) < 0 {
-					out = append(out, i)
+				if j == len(files) {
+					out = mg.probe(out)
+					out = append(out, pending[p:]...)
+					break
+				}
+				f := files[j]
+				if bytes.Compare(k, base.UserKey(f.Smallest)) < 0 {
+					out = mg.add(out, i, nil, nil) // in no table of the level
 					continue
 				}
-				if f := files[j]; f != mg.f {
-					mg.f, mg.r, mg.rerr = f, nil, nil
+				if r == nil && rerr == nil {
+					r, rerr = d.tables.get(f)
 				}
-				if !mg.lookup(i) {
-					out = append(out, i)
+				if rerr != nil {
+					errs[i] = rerr
+					continue
 				}
+				out = mg.add(out, i, f, r)
 			}
-			pending = out
+			pending = mg.probe(out)
 		}
 		mg.flushCounters()
 	}
+	clear(mg.sc.keys[:])
+	clear(mg.sc.filters[:])
+	mgScratchPool.Put(mg.sc)
 	for _, i := range pending {
 		errs[i] = ErrNotFound
 	}
@@ -163,6 +194,9 @@ func sortByKey(idx []int, keys [][]byte) {
 		k := keys[i]
 		n := min(cp, len(k))
 		j := 0
+		for j+8 <= n && binary.LittleEndian.Uint64(k[j:]) == binary.LittleEndian.Uint64(first[j:]) {
+			j += 8
+		}
 		for j < n && k[j] == first[j] {
 			j++
 		}
@@ -216,44 +250,123 @@ type multiGet struct {
 	seq    uint64
 
 	level int
-	f     *manifest.FileMetadata
-	r     *sstable.Reader // nil until a key of f needs it
-	rerr  error
 
 	checks, positives, truePositives int64
 	seek                             [64]byte
+	sc                               *mgScratch
 }
 
-// lookup looks key i up in table mg.f and reports whether the table
-// answered it (a value, a deletion or an error).
-func (mg *multiGet) lookup(i int) bool {
-	if mg.r == nil && mg.rerr == nil {
-		mg.r, mg.rerr = mg.d.tables.get(mg.f)
+// mgScratch holds the keys of a MultiGet waiting for their filter
+// probes: up to 64 at a time, each with its table. The probe goes through
+// an interface, so the compiler must assume the slices escape: a pool
+// keeps them off each MultiGet's allocations.
+type mgScratch struct {
+	n       int
+	idx     [64]int // the key's index in the batch
+	keys    [64][]byte
+	filters [64][]byte
+	maybe   [64]bool
+	files   [64]*manifest.FileMetadata // nil: the key is in no table of the level
+	readers [64]*sstable.Reader
+}
+
+var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
+
+// add queues key i for a lookup in table f, read through r, or, when f is
+// nil, records that no table of the level holds it. out collects the keys
+// left unanswered, in the order they were added; add returns it extended
+// by the keys of a full queue it had to probe.
+func (mg *multiGet) add(out []int, i int, f *manifest.FileMetadata, r *sstable.Reader) []int {
+	sc := mg.sc
+	if sc.n == len(sc.idx) {
+		out = mg.probe(out)
 	}
-	if mg.rerr != nil {
-		mg.errs[i] = mg.rerr
-		return true
+	n := sc.n
+	sc.idx[n], sc.keys[n], sc.files[n], sc.readers[n] = i, mg.keys[i], f, r
+	sc.n++
+	return out
+}
+
+// probe answers the queued keys: their filter probes in one batch, then
+// the index and a data block for each key a filter lets through. It
+// returns out extended by the keys no table answered, in queue order.
+func (mg *multiGet) probe(out []int) []int {
+	sc := mg.sc
+	n := sc.n
+	if n == 0 {
+		return out
 	}
-	r, key := mg.r, mg.keys[i]
-	filtered := r.HasFilter()
-	if filtered {
-		mg.checks++
-		if !r.MayContain(key) {
-			return false
+	sc.n = 0
+	// One batch when every queued table has a filter of one policy (the
+	// usual case), else a probe per key.
+	var policy filter.Policy
+	batch := true
+	for j := 0; j < n; j++ {
+		if sc.files[j] == nil {
+			sc.filters[j] = nil
+			continue
 		}
-		mg.positives++
+		p, data := sc.readers[j].Filter()
+		sc.filters[j] = data
+		switch {
+		case p == nil:
+			batch = false
+		case policy == nil:
+			policy = p
+		case p != policy && p.Name() != policy.Name():
+			// Policies of one name read each other's filters (filter.Policy),
+			// so tables written with NewBloomPolicy at different bits per
+			// key still share a batch.
+			batch = false
+		}
 	}
+	if batch && policy != nil {
+		filter.MayContainBatch(policy, sc.filters[:n], sc.keys[:n], sc.maybe[:n])
+	} else {
+		for j := 0; j < n; j++ {
+			if sc.files[j] != nil {
+				sc.maybe[j] = sc.readers[j].MayContain(sc.keys[j])
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		i, f, r := sc.idx[j], sc.files[j], sc.readers[j]
+		if f == nil {
+			out = append(out, i)
+			continue
+		}
+		filtered := r.HasFilter()
+		if filtered {
+			mg.checks++
+			if !sc.maybe[j] {
+				out = append(out, i)
+				continue
+			}
+			mg.positives++
+		}
+		if !mg.lookup(f, r, i) {
+			out = append(out, i)
+		} else if filtered {
+			mg.truePositives++
+		}
+	}
+	clear(sc.readers[:n])
+	return out
+}
+
+// lookup looks key i up in the index and a data block of table f, read
+// through r, and reports whether the table answered it (a value, a
+// deletion or an error).
+func (mg *multiGet) lookup(f *manifest.FileMetadata, r *sstable.Reader, i int) bool {
+	key := mg.keys[i]
 	seek := base.AppendInternalKey(mg.seek[:0], key, mg.seq, base.KindSeek)
 	v, kind, ok, err := r.Get(seek, key)
 	switch {
 	case err != nil:
-		mg.errs[i] = wrapf(err, "table %06d", mg.f.FileNum)
+		mg.errs[i] = wrapf(err, "table %06d", f.FileNum)
 		return true
 	case !ok:
 		return false
-	}
-	if filtered {
-		mg.truePositives++
 	}
 	if kind == base.KindDelete {
 		mg.errs[i] = ErrNotFound

@@ -24,6 +24,11 @@ func TestMultiGetAgainstGet(t *testing.T) {
 		{"bloom", Options{WriteBufferSize: 8 << 10, BlockSize: 256}},
 		{"nofilter", Options{WriteBufferSize: 8 << 10, FilterPolicy: filter.None}},
 		{"leveldb-nocache", Options{WriteBufferSize: 16 << 10, FilterPolicy: filter.NewLevelDBBloomPolicy(10), DisableBlockCache: true}},
+		// Tables of different policies, and some without a filter, in one
+		// batch: the per-key probe.
+		{"mixed", Options{WriteBufferSize: 8 << 10, LevelFilterPolicies: []filter.Policy{filter.NewBloomPolicy(10), filter.None, filter.NewLevelDBBloomPolicy(10)}}},
+		// One policy name at different bits per key: one batch.
+		{"monkey", Options{WriteBufferSize: 8 << 10, FilterBudgetBitsPerKey: 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o

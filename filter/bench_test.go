@@ -86,13 +86,17 @@ func BenchmarkMayContainBatch(b *testing.B) {
 			}
 			f := bld.Finish(nil)
 			var maybe [64]bool
+			var filters [64][]byte
+			for i := range filters {
+				filters[i] = f
+			}
 			for _, how := range []string{"loop", "batch"} {
 				b.Run(fmt.Sprintf("keys=%d/%s/%s", n, p.Name(), how), func(b *testing.B) {
 					b.ReportAllocs()
 					for i := 0; i < b.N; i += 64 {
 						keys := absent[i&(nprobe-1):][:64]
 						if how == "batch" {
-							MayContainBatch(p, f, keys, maybe[:])
+							MayContainBatch(p, filters[:], keys, maybe[:])
 							continue
 						}
 						for j, k := range keys {

@@ -87,49 +87,42 @@ func (p *bloomPolicy) MayContain(filter, key []byte) bool {
 // it starts the next key's, and that branch is hard to predict (a key the
 // filter does not hold passes the first step about one time in five at 10
 // bits per key): every misprediction throws away the loads begun for the
-// keys after it. Here the first step of every key is computed without a
-// branch, so the cache misses of many keys overlap, and only the keys that
-// pass it take the remaining probes.
-func (p *bloomPolicy) MayContainBatch(filter []byte, keys [][]byte, maybe []bool) {
-	maybe = maybe[:len(keys)]
-	n := len(filter) - 1
-	k := 0
-	if n >= 1 {
-		k = int(filter[n])
-	}
-	if p.legacy || k < 3 || k > MaxProbes {
-		for i, key := range keys {
-			maybe[i] = bloomMayContain(filter, xxhash.Sum64(key), p.legacy)
-		}
-		return
-	}
-	array := filter[:n]
-	nbits := uint64(n) * 8
+// keys after it. Here every key is hashed first, then the first step of
+// every key is computed in a loop of arithmetic and loads without a
+// data-dependent branch, so the cache misses of many keys overlap; only
+// the keys that pass it take the remaining probes.
+func (p *bloomPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
+	filters, maybe = filters[:len(keys)], maybe[:len(keys)]
 	var hbuf [64]uint64
 	for len(keys) > 0 {
 		hs := hbuf[:min(len(keys), len(hbuf))]
+		fs, ms := filters[:len(hs)], maybe[:len(hs)]
 		for i, key := range keys[:len(hs)] {
 			hs[i] = xxhash.Sum64(key)
 		}
-		// A loop of arithmetic and loads only, so nothing stops the CPU
-		// from running many keys' loads at once.
 		for i, h := range hs {
+			f := fs[i]
+			n := len(f) - 1
+			if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
+				ms[i] = true // the second pass decides
+				continue
+			}
+			array := f[:n]
+			nbits := uint64(n) * 8
 			inc := probeInc(h)
 			x1 := h*probeMul + inc
 			x2 := x1*probeMul + inc
 			p0, _ := bits.Mul64(h, nbits)
 			p1, _ := bits.Mul64(x1, nbits)
 			p2, _ := bits.Mul64(x2, nbits)
-			maybe[i] = array[p0>>3]>>(p0&7)&(array[p1>>3]>>(p1&7))&(array[p2>>3]>>(p2&7))&1 != 0
+			ms[i] = array[p0>>3]>>(p0&7)&(array[p1>>3]>>(p1&7))&(array[p2>>3]>>(p2&7))&1 != 0
 		}
-		if k > 3 {
-			for i, h := range hs {
-				if maybe[i] {
-					maybe[i] = bloomMayContain(filter, h, false)
-				}
+		for i, h := range hs {
+			if ms[i] {
+				ms[i] = bloomMayContain(fs[i], h, p.legacy)
 			}
 		}
-		keys, maybe = keys[len(hs):], maybe[len(hs):]
+		keys, filters, maybe = keys[len(hs):], filters[len(hs):], maybe[len(hs):]
 	}
 }
 

@@ -36,14 +36,13 @@ func checkMayContain(t *testing.T, p Policy, filter, key []byte) {
 		t.Fatalf("false negative in filter %x built from %q and %q", built, filter, key)
 	}
 	// MayContainBatch answers as MayContain does, key by key.
-	keys := [][]byte{key, filter, []byte("x"), key}
-	var maybe [4]bool
-	for _, fl := range [][]byte{filter, built} {
-		MayContainBatch(p, fl, keys, maybe[:])
-		for i, k := range keys {
-			if maybe[i] != p.MayContain(fl, k) {
-				t.Fatalf("filter %x, key %q: MayContainBatch = %v, MayContain = %v", fl, k, maybe[i], !maybe[i])
-			}
+	keys := [][]byte{key, filter, []byte("x"), key, filter}
+	filters := [][]byte{filter, built, built, built, filter}
+	var maybe [5]bool
+	MayContainBatch(p, filters, keys, maybe[:])
+	for i, k := range keys {
+		if maybe[i] != p.MayContain(filters[i], k) {
+			t.Fatalf("filter %x, key %q: MayContainBatch = %v, MayContain = %v", filters[i], k, maybe[i], !maybe[i])
 		}
 	}
 }

@@ -125,28 +125,30 @@ type noneBuilder struct{}
 func (noneBuilder) AddKey([]byte)            {}
 func (noneBuilder) Finish(dst []byte) []byte { return dst }
 
-// BatchPolicy is implemented by policies that can probe one filter for many
-// keys at once faster than a loop of MayContain, such as the standard Bloom
-// policy of NewBloomPolicy. A lookup of many keys, such
-// as package db's MultiGet, uses it through MayContainBatch.
+// BatchPolicy is implemented by policies that can answer many probes at
+// once faster than a loop of MayContain, such as the standard Bloom policy
+// of NewBloomPolicy. A lookup of many keys, such as package db's MultiGet,
+// uses it through MayContainBatch, with the keys of one batch often bound
+// for the filters of different tables.
 type BatchPolicy interface {
 	Policy
-	// MayContainBatch sets maybe[i] to MayContain(filter, keys[i]) for
-	// every i < len(keys). maybe must be at least as long as keys. Like
+	// MayContainBatch sets maybe[i] to MayContain(filters[i], keys[i]) for
+	// every i < len(keys). filters and maybe must be at least as long as
+	// keys; a batch against one filter repeats it in filters. Like
 	// MayContain, it must not panic or allocate on any input.
-	MayContainBatch(filter []byte, keys [][]byte, maybe []bool)
+	MayContainBatch(filters, keys [][]byte, maybe []bool)
 }
 
-// MayContainBatch sets maybe[i] to p.MayContain(filter, keys[i]) for every
-// i < len(keys), through p's MayContainBatch when p is a BatchPolicy. It
-// panics if maybe is shorter than keys.
-func MayContainBatch(p Policy, filter []byte, keys [][]byte, maybe []bool) {
-	maybe = maybe[:len(keys)]
+// MayContainBatch sets maybe[i] to p.MayContain(filters[i], keys[i]) for
+// every i < len(keys), through p's MayContainBatch when p is a
+// BatchPolicy. It panics if filters or maybe is shorter than keys.
+func MayContainBatch(p Policy, filters, keys [][]byte, maybe []bool) {
+	filters, maybe = filters[:len(keys)], maybe[:len(keys)]
 	if bp, ok := p.(BatchPolicy); ok {
-		bp.MayContainBatch(filter, keys, maybe)
+		bp.MayContainBatch(filters, keys, maybe)
 		return
 	}
 	for i, k := range keys {
-		maybe[i] = p.MayContain(filter, k)
+		maybe[i] = p.MayContain(filters[i], k)
 	}
 }

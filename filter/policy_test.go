@@ -307,42 +307,63 @@ func TestValidate(t *testing.T) {
 // TestMayContainBatch checks that MayContainBatch answers exactly as
 // MayContain for every policy, on filters of many sizes and probe counts,
 // for batches longer and shorter than the batch's internal chunk, with
-// keys present and absent.
+// keys present and absent, against one filter and against several filters
+// (and unreadable ones) mixed in one batch.
 func TestMayContainBatch(t *testing.T) {
 	ps := []Policy{NewBloomPolicy(10), NewBloomPolicy(2), NewBloomPolicy(4), NewBloomPolicy(20),
 		NewLegacyBloomPolicy(10), NewLevelDBBloomPolicy(10), NewBlockedBloomPolicy(10), NewBinaryFusePolicy(8)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, p := range append(ps, policies()...) {
+		var all [][]byte
 		for _, n := range []int{1, 10, 1000, 20000} {
 			b := p.NewBuilder()
 			for i := 0; i < n; i++ {
 				b.AddKey([]byte(fmt.Sprintf("key%08d", 2*i)))
 			}
 			f := b.Finish(nil)
+			all = append(all, f)
 			for _, size := range []int{0, 1, 63, 64, 65, 200} {
 				keys := make([][]byte, size)
+				filters := make([][]byte, size)
 				for i := range keys {
 					keys[i] = []byte(fmt.Sprintf("key%08d", rng.IntN(2*n+2)))
+					filters[i] = f
 				}
-				maybe := make([]bool, size+1)
-				maybe[size] = true // past the keys: must stay as it was
-				MayContainBatch(p, f, keys, maybe)
-				positives := 0
-				for i, k := range keys {
-					if want := p.MayContain(f, k); maybe[i] != want {
-						t.Fatalf("%s, %d keys, batch of %d: key %q: MayContainBatch = %v, MayContain = %v", p.Name(), n, size, k, maybe[i], want)
-					}
-					if maybe[i] {
-						positives++
-					}
-				}
-				if !maybe[size] {
-					t.Fatalf("%s: MayContainBatch wrote past the keys", p.Name())
-				}
+				positives := checkBatch(t, p, filters, keys)
 				if n >= 1000 && size >= 63 && positives == size && !IsNone(p) {
 					t.Fatalf("%s, %d keys: every key of a batch of %d passed: the filter was not probed", p.Name(), n, size)
 				}
 			}
 		}
+		// Keys bound for different filters, unreadable ones among them.
+		all = append(all, nil, []byte{0}, []byte{0xff, 31}, []byte{0xff, 2}, all[2][:max(len(all[2])-1, 0)])
+		keys := make([][]byte, 300)
+		filters := make([][]byte, len(keys))
+		for i := range keys {
+			keys[i] = []byte(fmt.Sprintf("key%08d", rng.IntN(2000)))
+			filters[i] = all[rng.IntN(len(all))]
+		}
+		checkBatch(t, p, filters, keys)
 	}
+}
+
+// checkBatch compares MayContainBatch with MayContain key by key and
+// returns how many keys passed.
+func checkBatch(t *testing.T, p Policy, filters, keys [][]byte) (positives int) {
+	t.Helper()
+	maybe := make([]bool, len(keys)+1)
+	maybe[len(keys)] = true // past the keys: must stay as it was
+	MayContainBatch(p, filters, keys, maybe)
+	for i, k := range keys {
+		if want := p.MayContain(filters[i], k); maybe[i] != want {
+			t.Fatalf("%s, batch of %d: key %q, filter of %d bytes: MayContainBatch = %v, MayContain = %v", p.Name(), len(keys), k, len(filters[i]), maybe[i], want)
+		}
+		if maybe[i] {
+			positives++
+		}
+	}
+	if !maybe[len(keys)] {
+		t.Fatalf("%s: MayContainBatch wrote past the keys", p.Name())
+	}
+	return positives
 }

@@ -619,6 +619,12 @@ func (r *Reader) MayContain(ukey []byte) bool {
 	return r.policy.MayContain(r.filterData, ukey)
 }
 
+// Filter returns the policy and the bytes of the table's filter, or a nil
+// policy when the table has no usable filter: for a caller that probes
+// the filters of many tables in one batch (filter.MayContainBatch). The
+// caller must not modify the bytes.
+func (r *Reader) Filter() (filter.Policy, []byte) { return r.policy, r.filterData }
+
 // HasRangeFilter reports whether the table has a range filter this reader
 // can use.
 func (r *Reader) HasRangeFilter() bool { return r.rangePolicy != nil }
