@@ -35,17 +35,25 @@ const (
 // GrafiteMaxBitsPerKey]; 16 is a good default (a false positive rate of
 // 1/16384 for point-sized ranges, 1/512 for ranges of 32 integers).
 //
-// Keys are mapped to integers monotonically: the filter stores the common
-// prefix c of the table's keys, and a key with that prefix maps to the
-// big-endian integer of the (at most 8) bytes after c, zero padded to the
-// longest such suffix of the table's keys (up to 8 bytes); keys sorting
-// before every key with prefix c map to 0, keys after to the largest value.
-// A query [lo, hi) becomes the integer range [f(lo), f(hi)] (f(hi)-1 when
-// no table key can share hi's integer while sorting before it), clipped to
-// the table's smallest and largest integer. So the filter is exact for
-// ranges outside the table's key range, and precise when keys differ within
-// the 8 bytes after their common prefix; keys differing only later share an
-// integer, and a range that reaches into one's span answers true.
+// Keys are mapped to integers monotonically, in mixed radix: the filter
+// stores the common prefix c of the table's keys and, for each byte
+// position after it, the smallest and largest byte the table's keys have
+// there and whether some key ends there. A position whose keys use the
+// bytes lo..hi (and end there, or not) is a digit of radix hi-lo+1 (+1 for
+// the end, the smallest digit), and a key with prefix c maps to the number
+// its digits spell; as many positions are used as the radices' product
+// fits in 64 bits. So 16-byte decimal keys (radix 10 a position) map whole,
+// where 8 bytes taken as they are would cover only half of them. A query
+// key's byte below a position's range takes its smallest digit and zeros
+// after; above the range, the integer after those of every key with its
+// digits so far; keys
+// sorting before every key with prefix c map to 0, keys after to the
+// largest value. A query [lo, hi) becomes the integer range [f(lo), f(hi)]
+// (f(hi)-1 when no table key below hi can share hi's integer), clipped to
+// the table's smallest and largest integer. The filter is exact for ranges
+// outside the table's key range; keys that differ only past the positions
+// used share an integer, and a range that reaches into one's span answers
+// true.
 //
 // Each distinct integer x is hashed to the code h(x) = (q(x / r) + x) mod r,
 // with r = n * 2^(bitsPerKey-2) for n distinct integers and q a 64-bit
@@ -95,13 +103,15 @@ func (p *grafiteRangePolicy) MayContainRange(filter, lo, hi []byte) bool {
 //
 //	version      1 byte, grafiteVersion (grafiteMatchAll: a filter that
 //	             answers true to every range, written for tables too large
-//	             for the format)
+//	             for the format; other values, such as version 1's mapping
+//	             of the first 8 bytes after the prefix, answer true too)
 //	prefix       uvarint length, bytes: the keys' common prefix
 //	m            uvarint: the number of codes; 0 for a filter without keys,
 //	             which ends here
-//	w            1 byte: bytes of suffix in a key's integer, 0 to 8
-//	minSuffix    1 byte: the shortest suffix of a key after the prefix,
-//	             capped at w
+//	p            1 byte: the byte positions after the prefix that make the
+//	             integer, 0 to 64
+//	digits       3 bytes for each position: the smallest byte, the largest
+//	             byte, and 1 if some key ends there (else 0)
 //	l            1 byte: lower bits of each code in the Elias-Fano sequence
 //	minV, maxV   8 bytes each, little-endian: the smallest and largest
 //	             integer of a key
@@ -115,22 +125,26 @@ func (p *grafiteRangePolicy) MayContainRange(filter, lo, hi []byte) bool {
 //	             8 zero bytes at the end let a read of 8 bytes start at any
 //	             code's first byte)
 const (
-	grafiteVersion  = 1
+	grafiteVersion  = 2
 	grafiteMatchAll = 0
 
-	grafiteFixed     = 3 + 4*8 // w, minSuffix, l, minV, maxV, r, seed
+	grafiteFixed     = 1 + 4*8 // l, minV, maxV, r, seed
 	grafiteSampleLog = 8
 	grafiteSeed      = 0x6a09e667f3bcc909
 
 	// grafiteMaxCodes bounds m so that positions in the upper bits
 	// (at most 3m) fit the samples' 32 bits.
 	grafiteMaxCodes = 1 << 30
+
+	// grafiteMaxDigits is the most byte positions an integer spans (every
+	// position at least radix 2 past the first 64 would overflow it).
+	grafiteMaxDigits = 64
 )
 
 // grafiteView is a decoded filter, its arrays slices of the encoding.
 type grafiteView struct {
 	prefix     []byte
-	w, minSuf  int
+	digits     []byte // 3 bytes a position: smallest byte, largest, ends
 	l          uint
 	m          uint64
 	minV, maxV uint64
@@ -172,20 +186,29 @@ func grafiteDecode(f []byte) (v grafiteView, status int) {
 		}
 		return v, grafiteEmpty
 	}
-	if len(f) < grafiteFixed || m > grafiteMaxCodes {
+	if len(f) < 1 || m > grafiteMaxCodes {
 		return v, grafiteBad
 	}
+	np := int(f[0])
+	if np > grafiteMaxDigits || len(f) < 1+3*np+grafiteFixed {
+		return v, grafiteBad
+	}
+	v.digits = f[1 : 1+3*np]
+	umax, ok := grafiteDigitsMax(v.digits)
+	if !ok {
+		return v, grafiteBad
+	}
+	f = f[1+3*np:]
 	v.m = m
-	v.w, v.minSuf, v.l = int(f[0]), int(f[1]), uint(f[2])
+	v.l = uint(f[0])
 	le := binary.LittleEndian
-	v.minV, v.maxV = le.Uint64(f[3:]), le.Uint64(f[11:])
-	v.r, v.seed = le.Uint64(f[19:]), le.Uint64(f[27:])
+	v.minV, v.maxV = le.Uint64(f[1:]), le.Uint64(f[9:])
+	v.r, v.seed = le.Uint64(f[17:]), le.Uint64(f[25:])
 	f = f[grafiteFixed:]
-	if v.w > 8 || v.minSuf > v.w || v.l > 56 || v.r == 0 || m > v.r ||
-		v.minV > v.maxV || v.maxV > grafiteUniverseMax(v.w) {
+	if v.l > 56 || v.r == 0 || m > v.r || v.minV > v.maxV || v.maxV > umax {
 		return v, grafiteBad
 	}
-	if v.w < 8 && v.r > 1<<(8*v.w) {
+	if umax < math.MaxUint64 && v.r > umax+1 {
 		return v, grafiteBad
 	}
 	nb := (v.r-1)>>v.l + 1
@@ -205,13 +228,36 @@ func grafiteDecode(f []byte) (v grafiteView, status int) {
 	return v, grafiteOK
 }
 
-// grafiteUniverseMax returns the largest integer of a key with w bytes of
-// suffix.
-func grafiteUniverseMax(w int) uint64 {
-	if w >= 8 {
-		return math.MaxUint64
+// grafiteRadix returns the radix of a position's 3 bytes of digits, and
+// whether they are valid (smallest byte at most the largest, end 0 or 1).
+func grafiteRadix(d []byte) (uint64, bool) {
+	if d[0] > d[1] || d[2] > 1 {
+		return 0, false
 	}
-	return 1<<(8*w) - 1
+	return uint64(d[1]-d[0]) + 1 + uint64(d[2]), true
+}
+
+// grafiteDigitsMax returns the largest integer the digits spell, and
+// whether the digits are valid and their radices' product is at most 2^64.
+func grafiteDigitsMax(digits []byte) (uint64, bool) {
+	hi, lo := uint64(0), uint64(1) // the product, below 2^128
+	for i := 0; i+3 <= len(digits); i += 3 {
+		r, ok := grafiteRadix(digits[i : i+3])
+		if !ok {
+			return 0, false
+		}
+		if hi != 0 {
+			if r != 1 {
+				return 0, false
+			}
+			continue
+		}
+		hi, lo = bits.Mul64(lo, r)
+		if hi > 1 || hi == 1 && lo != 0 {
+			return 0, false
+		}
+	}
+	return lo - 1, true // 2^64 wraps to 0, and 0-1 to the largest value
 }
 
 func grafiteMayContainRange(filter, lo, hi []byte) bool {
@@ -225,12 +271,10 @@ func grafiteMayContainRange(filter, lo, hi []byte) bool {
 	if bytes.Compare(lo, hi) >= 0 {
 		return false // an empty range holds no key
 	}
-	a, _, _ := v.mapKey(lo)
-	b, s, in := v.mapKey(hi)
-	// No table key below hi shares hi's integer when hi's suffix fits the
-	// integer whole and does not end in zero bytes that a shorter table
-	// key's padding could match: then a table key k < hi has f(k) < f(hi).
-	if in && len(s) <= v.w && (len(s) == 0 || s[len(s)-1] != 0 || v.minSuf >= len(s)) {
+	a, _ := v.mapKey(lo)
+	b, tight := v.mapKey(hi)
+	if tight {
+		// No table key below hi has hi's integer.
 		if b == 0 {
 			return false
 		}
@@ -246,29 +290,64 @@ func grafiteMayContainRange(filter, lo, hi []byte) bool {
 	return v.anyCode(a, b)
 }
 
-// mapKey returns key's integer, and whether key has the prefix and its
-// suffix after it.
-func (v *grafiteView) mapKey(key []byte) (x uint64, suffix []byte, in bool) {
+// mapKey returns key's integer, and whether it is tight: no table key
+// smaller than key has the same integer. Every table key k has f(k) <=
+// f(key) if k < key, and f(k) >= f(key) if k > key.
+func (v *grafiteView) mapKey(key []byte) (x uint64, tight bool) {
 	c := v.prefix
-	if len(key) >= len(c) && bytes.Equal(key[:len(c)], c) {
-		s := key[len(c):]
-		return grafiteWindow(s) >> (64 - 8*v.w), s, true
+	if len(key) < len(c) || !bytes.Equal(key[:len(c)], c) {
+		if bytes.Compare(key, c) < 0 {
+			return 0, true // before every table key
+		}
+		return math.MaxUint64, false // after every table key
 	}
-	if bytes.Compare(key, c) < 0 {
-		return 0, nil, false
-	}
-	return grafiteUniverseMax(v.w), nil, false
+	return grafiteMap(v.digits, key[len(c):])
 }
 
-// grafiteWindow returns the first 8 bytes of s, zero padded, as a
-// big-endian integer.
-func grafiteWindow(s []byte) uint64 {
-	if len(s) >= 8 {
-		return binary.BigEndian.Uint64(s)
+// grafiteMap returns the integer of a key whose suffix after the prefix
+// is s, and whether it is tight (see mapKey).
+func grafiteMap(digits, s []byte) (x uint64, tight bool) {
+	for i := 0; i+3 <= len(digits); i += 3 {
+		d := digits[i : i+3]
+		r := uint64(d[1]-d[0]) + 1 + uint64(d[2])
+		j := i / 3
+		if j >= len(s) {
+			// s ends here: before every table key that goes on, and equal
+			// to one that ends here. The smallest digit, zeros after.
+			return grafiteFill(x*r, digits[i+3:], false), true
+		}
+		switch c := s[j]; {
+		case c < d[0]:
+			// Before every table key with these digits so far that goes
+			// on, after those that end here: the smallest byte's digit.
+			return grafiteFill(x*r+uint64(d[2]), digits[i+3:], false), true
+		case c > d[1]:
+			// After every table key with these digits so far: the
+			// integer after theirs, which only larger keys can have.
+			y := grafiteFill(x*r+r-1, digits[i+3:], true)
+			if y == math.MaxUint64 {
+				return y, false
+			}
+			return y + 1, true
+		default:
+			x = x*r + uint64(d[2]) + uint64(c-d[0])
+		}
 	}
-	var x uint64
-	for i, c := range s {
-		x |= uint64(c) << (56 - 8*i)
+	// Every position used: a key longer than them shares its integer with
+	// the table keys that differ from it only later, some maybe smaller.
+	return x, len(s) <= len(digits)/3
+}
+
+// grafiteFill appends to x the smallest digit (0) or the largest of each
+// position of digits.
+func grafiteFill(x uint64, digits []byte, largest bool) uint64 {
+	for i := 0; i+3 <= len(digits); i += 3 {
+		d := digits[i : i+3]
+		r := uint64(d[1]-d[0]) + 1 + uint64(d[2])
+		x *= r
+		if largest {
+			x += r - 1
+		}
 	}
 	return x
 }
@@ -426,81 +505,82 @@ func select64(x uint64, k int) int {
 	return pos + bits.TrailingZeros64(x)
 }
 
-// grafiteBuilder collects the keys' integers as the keys come. Their
-// common prefix can only shrink as keys are added (it is the common prefix
-// of the first key and the latest); the builder keeps, for each distinct
-// key, the 8 bytes after the current common prefix, and when the prefix
-// shrinks by d bytes shifts the first key's d bytes in front of each: a
-// value is shifted at most 8 times before all such values are equal to the
-// first key's bytes and merge, so adding n keys costs O(n) however the
-// prefix shrinks.
+// grafiteBuilder keeps the keys until Finish, which needs the bytes every
+// key has at each position after their common prefix to choose the
+// digits.
 type grafiteBuilder struct {
-	bits           int
-	seed           uint64 // grafiteSeed; tests vary it
-	count          int
-	first          []byte // the first key; the prefix is first[:p]
-	p              int
-	minLen, maxLen int
-	vals           []uint64 // distinct 8-byte windows after first[:p], in key order
-	codes          []uint64
+	bits  int
+	seed  uint64 // grafiteSeed; tests vary it
+	buf   []byte // the keys, one after another
+	ends  []int  // the end of each key in buf
+	vals  []uint64
+	codes []uint64
 }
 
 func (b *grafiteBuilder) AddKey(key []byte) {
-	if b.count == 0 {
-		b.first = append(b.first[:0], key...)
-		b.p = len(key)
-		b.minLen, b.maxLen = len(key), len(key)
-		b.vals = append(b.vals[:0], 0)
-		b.count = 1
-		return
-	}
-	b.count++
-	b.minLen, b.maxLen = min(b.minLen, len(key)), max(b.maxLen, len(key))
-	if p := b.p; len(key) < p || !bytes.Equal(key[:p], b.first[:p]) {
-		q := 0
-		for q < p && q < len(key) && key[q] == b.first[q] {
-			q++
-		}
-		b.shrink(q)
-	}
-	if x := grafiteWindow(key[b.p:]); x != b.vals[len(b.vals)-1] {
-		b.vals = append(b.vals, x)
-	}
+	b.buf = append(b.buf, key...)
+	b.ends = append(b.ends, len(b.buf))
 }
 
-// shrink makes first[:q] the prefix, for q < p.
-func (b *grafiteBuilder) shrink(q int) {
-	d := b.p - q
-	if d >= 8 {
-		b.vals = append(b.vals[:0], grafiteWindow(b.first[q:]))
-	} else {
-		front := grafiteWindow(b.first[q:b.p])
-		out := b.vals[:0]
-		for _, x := range b.vals {
-			x = front | x>>(8*d)
-			if len(out) == 0 || out[len(out)-1] != x {
-				out = append(out, x)
-			}
-		}
-		b.vals = out
+// key returns key i.
+func (b *grafiteBuilder) key(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
 	}
-	b.p = q
+	return b.buf[start:b.ends[i]]
 }
 
 func (b *grafiteBuilder) Finish(dst []byte) []byte {
 	defer b.reset()
-	if b.count == 0 {
+	n := len(b.ends)
+	if n == 0 {
 		return append(dst, grafiteVersion, 0, 0)
 	}
-	prefix := b.first[:b.p]
-	w := min(b.maxLen-b.p, 8)
-	minSuf := min(b.minLen-b.p, w)
-	vals := b.vals
-	if w < 8 {
-		// Suffixes of at most w bytes: the low 8-w bytes are padding.
-		for i := range vals {
-			vals[i] >>= 64 - 8*w
+	// The common prefix, and the longest suffix after it.
+	first := b.key(0)
+	p, maxLen := len(first), len(first)
+	for i := 1; i < n; i++ {
+		k := b.key(i)
+		maxLen = max(maxLen, len(k))
+		q := 0
+		for q < p && q < len(k) && k[q] == first[q] {
+			q++
 		}
+		p = q
+	}
+	prefix := first[:p]
+	// Each position's smallest and largest byte, and whether a key ends
+	// there, for as many positions as their radices' product fits 64 bits.
+	np := min(maxLen-p, grafiteMaxDigits)
+	digits := make([]byte, 3*np)
+	for j := 0; j < np; j++ {
+		digits[3*j] = 0xff
+	}
+	for i := 0; i < n; i++ {
+		s := b.key(i)[p:]
+		for j, c := range s[:min(len(s), np)] {
+			digits[3*j] = min(digits[3*j], c)
+			digits[3*j+1] = max(digits[3*j+1], c)
+		}
+		if len(s) < np {
+			digits[3*len(s)+2] = 1
+		}
+	}
+	used := 0
+	for used < np {
+		if _, ok := grafiteDigitsMax(digits[:3*(used+1)]); !ok {
+			break
+		}
+		used++
+	}
+	digits = digits[:3*used]
+	umax, _ := grafiteDigitsMax(digits)
+
+	vals := b.vals[:0]
+	for i := 0; i < n; i++ {
+		x, _ := grafiteMap(digits, b.key(i)[p:])
+		vals = append(vals, x)
 	}
 	// Keys come ascending, so vals are too; sort anyway, so that keys out
 	// of order cost precision, never a false negative.
@@ -508,15 +588,16 @@ func (b *grafiteBuilder) Finish(dst []byte) []byte {
 		slices.Sort(vals)
 	}
 	vals = slices.Compact(vals)
-	n := uint64(len(vals))
-	if n > grafiteMaxCodes {
+	b.vals = vals
+	nv := uint64(len(vals))
+	if nv > grafiteMaxCodes {
 		return append(dst, grafiteMatchAll)
 	}
-	r := grafiteUniverseMax(w)
-	if w < 8 {
-		r++ // 2^(8w)
+	r := umax // the universe has umax+1 integers; 2^64 is capped
+	if umax < math.MaxUint64 {
+		r = umax + 1
 	}
-	if hi, lo := bits.Mul64(n, 1<<(b.bits-2)); hi == 0 && lo < r {
+	if hi, lo := bits.Mul64(nv, 1<<(b.bits-2)); hi == 0 && lo < r {
 		r = lo
 	}
 	seed := b.seed
@@ -539,7 +620,9 @@ func (b *grafiteBuilder) Finish(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(prefix)))
 	dst = append(dst, prefix...)
 	dst = binary.AppendUvarint(dst, m)
-	dst = append(dst, byte(w), byte(minSuf), byte(l))
+	dst = append(dst, byte(used))
+	dst = append(dst, digits...)
+	dst = append(dst, byte(l))
 	le := binary.LittleEndian
 	dst = le.AppendUint64(dst, vals[0])
 	dst = le.AppendUint64(dst, vals[len(vals)-1])
@@ -572,9 +655,8 @@ func (b *grafiteBuilder) Finish(dst []byte) []byte {
 }
 
 func (b *grafiteBuilder) reset() {
-	b.count = 0
-	b.first = b.first[:0]
-	b.p = 0
+	b.buf = b.buf[:0]
+	b.ends = b.ends[:0]
 	b.vals = b.vals[:0]
 	b.codes = b.codes[:0]
 }

@@ -83,6 +83,15 @@ var rangeKeySets = []rangeKeySet{
 		}
 		return keys
 	}},
+	{"decimal", func(rng *rand.Rand, n int) [][]byte {
+		// kvbench's keys with --prefix_size 8: 16 decimal digits, more
+		// than 8 bytes after the common prefix.
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = fmt.Appendf(nil, "%08d%08d", rng.IntN(100_000), rng.IntN(100))
+		}
+		return keys
+	}},
 	{"uint64", func(rng *rand.Rand, n int) [][]byte {
 		keys := make([][]byte, n)
 		for i := range keys {
@@ -298,6 +307,94 @@ func TestGrafiteRangeNoAllocs(t *testing.T) {
 	lo, hi := keys[10], keys[11]
 	if a := testing.AllocsPerRun(100, func() { p.MayContainRange(f, lo, hi) }); a != 0 {
 		t.Fatalf("MayContainRange allocates %v times", a)
+	}
+}
+
+// TestGrafiteMapMonotone checks the key mapping's contract on key sets of
+// every kind: for every table key k and probe q, k < q gives f(k) <= f(q)
+// and k > q gives f(k) >= f(q), and a tight f(q) is shared by no table key
+// below q.
+func TestGrafiteMapMonotone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, set := range rangeKeySets {
+		for _, n := range []int{1, 2, 10, 300} {
+			keys := set.gen(rng, n)
+			slices.SortFunc(keys, bytes.Compare)
+			f := buildGrafite(12, keys)
+			v, status := grafiteDecode(f)
+			if status != grafiteOK {
+				t.Fatalf("%s, %d keys: status %d", set.name, n, status)
+			}
+			fk := make([]uint64, len(keys))
+			for i, k := range keys {
+				fk[i], _ = v.mapKey(k)
+			}
+			for _, q := range rangeProbes(rng, keys, 200) {
+				fq, tight := v.mapKey(q)
+				for i, k := range keys {
+					switch c := bytes.Compare(k, q); {
+					case c < 0 && fk[i] > fq, c > 0 && fk[i] < fq:
+						t.Fatalf("%s: key %q -> %d, probe %q -> %d: not monotone", set.name, k, fk[i], q, fq)
+					case c < 0 && tight && fk[i] == fq:
+						t.Fatalf("%s: probe %q -> %d tight, but key %q below it maps there too", set.name, q, fq, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGrafiteDecimalKeys measures the rate on 16-byte decimal keys whose
+// common prefix leaves 12 bytes to tell apart, the layout the first
+// encoding (8 bytes after the prefix) could not: empty ranges that differ
+// from a key only in its last byte must meet the bound. "sparse" keys all
+// end in '0', so its ranges [..1, ..9) fall outside the last position's
+// digits; "dense" keys use every digit, and its one-integer ranges go
+// through the hashed codes.
+func TestGrafiteDecimalKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	const bitsPerKey = 16
+	p := NewGrafiteRangePolicy(bitsPerKey)
+	for _, dense := range []bool{false, true} {
+		var keys [][]byte
+		for pre := 0; pre < 2000; pre++ {
+			for i := 0; i < 10; i++ {
+				if dense {
+					keys = append(keys, fmt.Appendf(nil, "%08d%08d", 2*pre, rng.IntN(100_000_000)))
+				} else {
+					keys = append(keys, fmt.Appendf(nil, "%08d%08d", 2*pre, 10*i))
+				}
+			}
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		keys = slices.CompactFunc(keys, bytes.Equal)
+		f := buildGrafite(bitsPerKey, keys)
+		fp, q := 0, 0
+		for q < 20_000 {
+			k := keys[rng.IntN(len(keys))]
+			lo, hi := slices.Clone(k), slices.Clone(k)
+			if dense {
+				if k[15] == '9' {
+					continue
+				}
+				lo[15]++
+				hi[15] += 2
+			} else {
+				lo[15], hi[15] = '1', '9'
+			}
+			if rangeHolds(keys, lo, hi) {
+				continue
+			}
+			q++
+			if p.MayContainRange(f, lo, hi) {
+				fp++
+			}
+		}
+		bound := GrafiteFPR(bitsPerKey, 1)
+		if limit := fprLimit(q, bound); fp > limit {
+			t.Errorf("dense %v: %d false positives in %d empty ranges (%.4f%%), bound %.4f%% (limit %d)", dense, fp, q, 100*float64(fp)/float64(q), 100*bound, limit)
+		}
+		t.Logf("dense %v: %d false positives in %d empty ranges (%.4f%%), bound %.4f%%", dense, fp, q, 100*float64(fp)/float64(q), 100*bound)
 	}
 }
 
