@@ -80,10 +80,14 @@ func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, small
 // rangeDels holds the range tombstones of the inputs. An entry one of them
 // deletes for every snapshot (its sequence number is at most
 // smallestSnapshot) is dropped; the tombstones themselves are written to
-// the outputs, each in the table whose key range holds it, except those
-// outputRangeDels finds needless. An output is never cut inside a
-// tombstone or at its end, so a table's bounds cover its tombstones and
-// the tables of a level stay disjoint.
+// the outputs, each in the tables whose key ranges hold it, except those
+// outputRangeDels finds needless. An output may be cut inside a
+// tombstone: after the output's last user key t, the tombstone is split at
+// t+"\x00", the first piece staying in the output (whose largest bound
+// is then t, rangedel.BoundEnd) and the rest going on to the next, which
+// starts at t+"\x00". So the tables of a level stay disjoint in user keys,
+// and a wide tombstone kept for a snapshot does not glue its level into
+// one table.
 func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *manifest.Version, o *Options, smallestSnapshot uint64, sink Sink) (MergeStats, error) {
 	var (
 		st             MergeStats
@@ -97,23 +101,38 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		seenGrandchild bool
 
 		tombs    = outputRangeDels(rangeDels, c, v, smallestSnapshot)
-		nextTomb int    // first tombstone not yet written
-		openEnd  []byte // largest end of the tombstones in the open output
+		nextTomb int                  // first tombstone not yet taken
+		open     []rangedel.Tombstone // tombstones (or their rest) of the open output, not yet written
+		split    []byte               // lastOutKey+"\x00" at a cut
 	)
 	st.RangeDelsIn = int64(rangeDels.Len())
-	// writeTombs writes the tombstones that start before limit (all of
-	// them when limit is nil) to the open output.
-	writeTombs := func(limit []byte) error {
+	// takeTombs adds the tombstones that start before limit (all of them
+	// when limit is nil) to the open output's.
+	takeTombs := func(limit []byte) {
 		for ; nextTomb < len(tombs) && (limit == nil || bytes.Compare(tombs[nextTomb].Start, limit) < 0); nextTomb++ {
-			t := tombs[nextTomb]
-			if err := sink.AddRangeDel(t.Start, t.End, t.Seq); err != nil {
+			open = append(open, tombs[nextTomb])
+		}
+	}
+	// writeOpen writes the open output's tombstones, cut at end when end is
+	// not nil, and keeps for the next output what lies at or after end.
+	writeOpen := func(end []byte) error {
+		rest := open[:0]
+		for _, t := range open {
+			if end != nil && bytes.Compare(t.Start, end) >= 0 {
+				rest = append(rest, t) // wholly the next output's
+				continue
+			}
+			piece := t
+			if end != nil && bytes.Compare(t.End, end) > 0 {
+				piece.End = end
+				rest = append(rest, rangedel.Tombstone{Start: bytes.Clone(end), End: t.End, Seq: t.Seq})
+			}
+			if err := sink.AddRangeDel(piece.Start, piece.End, piece.Seq); err != nil {
 				return err
 			}
 			st.RangeDelsOut++
-			if openEnd == nil || bytes.Compare(t.End, openEnd) > 0 {
-				openEnd = t.End
-			}
 		}
+		open = rest
 		return nil
 	}
 	// coveredSeq returns the newest tombstone sequence number at most
@@ -158,10 +177,8 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		newUserKey := !haveOut || !bytes.Equal(ukey, lastOutKey)
 		if newUserKey {
 			// Tombstones starting before this key belong with the keys
-			// before it.
-			if err := writeTombs(ukey); err != nil {
-				return st, err
-			}
+			// before it (all but their rest past a cut below).
+			takeTombs(ukey)
 			// Advance through the grandparents this key has passed.
 			for gpIndex < len(c.Grandparents) && base.CompareInternal(ikey, c.Grandparents[gpIndex].Largest) > 0 {
 				if seenGrandchild {
@@ -171,13 +188,17 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 			}
 			seenGrandchild = true
 			size := sink.CurrentSize()
-			inTombstone := openEnd != nil && bytes.Compare(openEnd, ukey) >= 0
-			if size > 0 && !inTombstone && (size >= o.TargetFileSize || gpOverlap > o.maxGrandparentOverlap()) {
+			if size > 0 && (size >= o.TargetFileSize || gpOverlap > o.maxGrandparentOverlap()) {
+				// The output ends with user key lastOutKey: its tombstones
+				// end by lastOutKey+"\x00", the next output's begin there.
+				split = append(append(split[:0], lastOutKey...), 0)
+				if err := writeOpen(split); err != nil {
+					return st, err
+				}
 				if err := sink.Cut(); err != nil {
 					return st, err
 				}
 				gpOverlap = 0
-				openEnd = nil
 			}
 		}
 		if err := sink.Add(ikey, it.Value()); err != nil {
@@ -192,7 +213,8 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 	if err := it.Error(); err != nil {
 		return st, fmt.Errorf("reading compaction inputs: %w", err)
 	}
-	if err := writeTombs(nil); err != nil {
+	takeTombs(nil)
+	if err := writeOpen(nil); err != nil {
 		return st, err
 	}
 	return st, sink.Cut()

@@ -66,13 +66,14 @@ func widenBounds(m *manifest.FileMetadata, lo, hi []byte, seq uint64) {
 }
 
 // widenRangeDelBounds widens m's bounds to cover the tombstone [start,
-// end)#seq: from start#seq to end#seq, both of kind KindRangeDelete. The
-// end is exclusive, so the table claims one user key it may not hold;
-// compaction never starts the next table of a level at that key.
+// end)#seq: from start#seq to rangedel.BoundEnd(end)#seq, both of kind
+// KindRangeDelete. For an end not ending in a zero byte the table claims
+// one user key it may not hold; compaction never starts the next table of
+// a level at that key (it cuts a tombstone at t+"\x00", whose bound is t).
 func widenRangeDelBounds(m *manifest.FileMetadata, start, end []byte, seq uint64) {
 	var lo, hi [64]byte
 	widenBounds(m, base.AppendInternalKey(lo[:0], start, seq, base.KindRangeDelete),
-		base.AppendInternalKey(hi[:0], end, seq, base.KindRangeDelete), seq)
+		base.AppendInternalKey(hi[:0], rangedel.BoundEnd(end), seq, base.KindRangeDelete), seq)
 	m.RangeDels++
 }
 

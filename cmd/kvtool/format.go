@@ -47,8 +47,8 @@ func (f byteFormat) formatIKey(ikey []byte) string {
 
 // formatBound renders a table bound from a MANIFEST or a compact pointer
 // as key#seq,KIND. Unlike the entries of a data block, a bound may be of
-// kind RANGEDEL: the start of a range tombstone (inclusive) or its end
-// (exclusive), so it is parsed with base.ParseBoundKey.
+// kind RANGEDEL: the start of a range tombstone or its end
+// (rangedel.BoundEnd), so it is parsed with base.ParseBoundKey.
 func (f byteFormat) formatBound(ikey []byte) string {
 	ukey, seq, kind, ok := base.ParseBoundKey(ikey)
 	if !ok {
@@ -67,15 +67,16 @@ func (f byteFormat) formatBoundOrNone(ikey []byte) string {
 }
 
 // formatBoundUser renders the user key of a table bound, as lsm lists key
-// ranges. A largest bound of kind RANGEDEL is a range tombstone's end,
-// which the table's tombstone excludes: it is marked " (exclusive)".
+// ranges. A largest bound of kind RANGEDEL comes from a range tombstone's
+// end (rangedel.BoundEnd): the table holds no key past it and may hold
+// none at it. It is marked " (tombstone end)".
 func (f byteFormat) formatBoundUser(ikey []byte, largest bool) string {
 	ukey, _, kind, ok := base.ParseBoundKey(ikey)
 	switch {
 	case !ok:
 		return fmt.Sprintf("<malformed internal key %s>", byteFormat{Hex: true, Max: f.Max}.format(ikey))
 	case largest && kind == base.KindRangeDelete:
-		return f.format(ukey) + " (exclusive)"
+		return f.format(ukey) + " (tombstone end)"
 	}
 	return f.format(ukey)
 }

@@ -9,7 +9,7 @@ import (
 
 func runLSM(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("lsm", "kvtool lsm [flags] DIR",
-		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends with\na range tombstone's end, which the tombstone excludes, is marked\n(exclusive). It reads the files without taking the store's LOCK.")
+		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)

@@ -217,8 +217,8 @@ func TestRangeDelManifestAndLSM(t *testing.T) {
 	out, errs = mustRun(t, 0, "lsm", dir)
 	for _, row := range []string{
 		fmt.Sprintf(`(?m)^level +file +size +entries +rangedels +filter +bits/key +seqs +smallest \.\. largest$`),
-		fmt.Sprintf(`(?m)^L1 +%06d +\S+ +%d +2 +%s +\d+\.\d+ +1-2002 +a \.\. zz \(exclusive\)$`, tableNum(t, points), numKeys, regexp.QuoteMeta(filter.BloomPolicyName)),
-		fmt.Sprintf(`(?m)^L0 +%06d +\S+ +0 +1 +%s +0\.00 +2003-2003 +key00100 \.\. key00200 \(exclusive\)$`, tableNum(t, only), regexp.QuoteMeta(filter.BloomPolicyName)),
+		fmt.Sprintf(`(?m)^L1 +%06d +\S+ +%d +2 +%s +\d+\.\d+ +1-2002 +a \.\. zz \(tombstone end\)$`, tableNum(t, points), numKeys, regexp.QuoteMeta(filter.BloomPolicyName)),
+		fmt.Sprintf(`(?m)^L0 +%06d +\S+ +0 +1 +%s +0\.00 +2003-2003 +key00100 \.\. key00200 \(tombstone end\)$`, tableNum(t, only), regexp.QuoteMeta(filter.BloomPolicyName)),
 	} {
 		if !regexp.MustCompile(row).MatchString(out) {
 			t.Errorf("lsm does not match %s:\n%s", row, out)
@@ -567,7 +567,7 @@ func TestFormatBound(t *testing.T) {
 		{byteFormat{}.formatBound(base.MakeInternalKey([]byte("k"), 3, base.KindSet)), "k#3,SET"},
 		{byteFormat{}.formatBound([]byte("short")), "<malformed internal key 73686f7274>"},
 		{byteFormat{}.formatBoundOrNone(nil), "none"},
-		{byteFormat{}.formatBoundUser(rd, true), `k\x00 (exclusive)`},
+		{byteFormat{}.formatBoundUser(rd, true), `k\x00 (tombstone end)`},
 		{byteFormat{}.formatBoundUser(rd, false), `k\x00`},
 		{byteFormat{Max: 1}.formatBoundUser(base.MakeInternalKey([]byte("kk"), 3, base.KindSet), true), "k...(2 bytes)"},
 		{byteFormat{}.formatIKey(rd), "<malformed internal key 6b000209000000000000>"},

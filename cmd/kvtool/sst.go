@@ -203,13 +203,14 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 // tableBounds returns the bounds the MANIFEST records for a table with
 // properties p and range tombstones ts, as db computes them: its first and
 // last point entries, widened to cover each tombstone [start, end)#seq by
-// start#seq,RANGEDEL and end#seq,RANGEDEL (in base.CompareInternal order).
+// start#seq,RANGEDEL and rangedel.BoundEnd(end)#seq,RANGEDEL (in
+// base.CompareInternal order).
 // Both are nil for a table with neither entries nor tombstones.
 func tableBounds(p *sstable.Properties, ts []rangedel.Tombstone) (smallest, largest []byte) {
 	smallest, largest = p.Smallest, p.Largest
 	for _, t := range ts {
 		lo := base.MakeInternalKey(t.Start, t.Seq, base.KindRangeDelete)
-		hi := base.MakeInternalKey(t.End, t.Seq, base.KindRangeDelete)
+		hi := base.MakeInternalKey(rangedel.BoundEnd(t.End), t.Seq, base.KindRangeDelete)
 		if smallest == nil || base.CompareInternal(lo, smallest) < 0 {
 			smallest = lo
 		}

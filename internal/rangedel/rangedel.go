@@ -31,6 +31,19 @@ func (t Tombstone) Contains(ukey []byte) bool {
 	return bytes.Compare(t.Start, ukey) <= 0 && bytes.Compare(ukey, t.End) < 0
 }
 
+// BoundEnd returns the user key a table's largest bound takes for a
+// tombstone ending at end: the largest key [start, end) can hold when there
+// is one, which is t for end = t+"\x00" (no key lies between t and
+// t+"\x00"), and end itself otherwise, one key more than the tombstone
+// covers. Compaction cuts its outputs inside a tombstone at such an end, so
+// that the next table of the level starts after the bound.
+func BoundEnd(end []byte) []byte {
+	if n := len(end); n > 0 && end[n-1] == 0 {
+		return end[:n-1]
+	}
+	return end
+}
+
 // String renders t as tools print it: ["start", "end")#seq.
 func (t Tombstone) String() string {
 	return fmt.Sprintf("[%q, %q)#%d", t.Start, t.End, t.Seq)
