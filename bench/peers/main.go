@@ -24,12 +24,13 @@
 //	readhot      --reads gets of random keys of the first 1% of the range
 //	seekrandom   --reads seeks of a new iterator to random keys
 //	readseq      iterate --reads entries from the first
-//	seekprefix   --reads scans of whole prefixes, half of them absent (with --prefix_size)
+//	seekprefix   --reads scans of whole prefixes, --absent_prefix_fraction of them absent (with --prefix_size)
 //	scanempty    --reads bounded scans of 16-key ranges between keys that hold none
 //	scanshort    --reads bounded scans of ranges [key(k), key(k+16))
 //
 // The last three are kvbench's benchmarks of the same names (issue 17), at
-// its defaults (--absent_prefix_fraction=0.5, --scan_width=16). With
+// its defaults (--absent_prefix_fraction=0.5, --scan_width=16; the first
+// can be set here too). With
 // --prefix_size=N the keys take kvbench's --prefix_size layout (N digits
 // of k/16, then 16-N digits of k%16: 16 keys per prefix, the key order
 // unchanged) and each engine gets what it has for prefixes: bloomkv
@@ -79,6 +80,9 @@ type config struct {
 	compact string
 	dir     string
 	seed    uint64
+	// absentPrefixFraction is the share of seekprefix's scans whose
+	// prefix is absent (kvbench's --absent_prefix_fraction).
+	absentPrefixFraction float64
 }
 
 func defaultConfig() *config {
@@ -86,6 +90,7 @@ func defaultConfig() *config {
 		num: 1_000_000, reads: 300_000, valueSize: 100, compressionRatio: 0.5,
 		settings: settings{bloomBits: 10, cacheSize: 8 << 20, writeBufferSize: 4 << 20, blockSize: 4 << 10},
 		engines:  strings.Join(engineOrder, ","), rounds: 1, compact: "auto", seed: 301,
+		absentPrefixFraction: 0.5,
 	}
 }
 
@@ -104,6 +109,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.dir, "dir", "", "directory for the stores (default: a temporary directory, removed at exit)")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed")
 	fs.IntVar(&c.prefixSize, "prefix_size", c.prefixSize, "bytes of each key that are its prefix (0: none, and seekprefix is not run); keys then hold 16 keys per prefix, and every engine gets its prefix filter (see the package comment)")
+	fs.Float64Var(&c.absentPrefixFraction, "absent_prefix_fraction", c.absentPrefixFraction, "share of seekprefix's scans whose prefix is absent from the store (in [0, 1])")
 	fs.IntVar(&c.rangeFilterBits, "range_filter_bits", c.rangeFilterBits, "bloomkv only: a range filter of this many bits per key (Options.RangeFilter; 0: none); neither peer has one")
 }
 
@@ -163,6 +169,9 @@ func run(cfg *config, out, errOut io.Writer) error {
 	}
 	if cfg.rangeFilterBits < 0 {
 		return fmt.Errorf("--range_filter_bits must be >= 0")
+	}
+	if !(cfg.absentPrefixFraction >= 0 && cfg.absentPrefixFraction <= 1) {
+		return fmt.Errorf("--absent_prefix_fraction must be in [0, 1]")
 	}
 	compact := cfg.compact == "true" || cfg.compact == "auto" && bloomKVHasCompactRange()
 	if cfg.compact != "true" && cfg.compact != "false" && cfg.compact != "auto" {

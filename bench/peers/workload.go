@@ -144,17 +144,17 @@ func counted(e Engine, run func() (measurement, error)) (measurement, error) {
 	return m, err
 }
 
-// seekPrefix scans --reads whole prefixes: a random key's, or for half of
-// them (kvbench's --absent_prefix_fraction=0.5) that prefix with its last
-// byte made ':', absent but among the real ones. found counts the scans
-// that found a key.
+// seekPrefix scans --reads whole prefixes: a random key's, or for
+// --absent_prefix_fraction of them that prefix with its last byte made
+// ':', absent but among the real ones. found counts the scans that found
+// a key.
 func seekPrefix(e Engine, c *config, rng *rand.Rand) (measurement, error) {
 	var key [keyLen]byte
 	m := measurement{ops: c.reads}
 	t0 := time.Now()
 	for i := 0; i < c.reads; i++ {
 		prefix := c.key(key[:], rng.IntN(c.num))[:c.prefixSize]
-		if rng.IntN(2) == 0 {
+		if rng.Float64() < c.absentPrefixFraction {
 			prefix[len(prefix)-1] = absentByte
 		}
 		n, b, err := e.ScanPrefix(prefix)
