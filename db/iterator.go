@@ -126,7 +126,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		if it.empty {
 			break
 		}
-		files = it.overlapping(files)
+		files = it.overlapping(level, files)
 		if prefixOK || rangeOK {
 			var err error
 			if files, err = it.filtered(level, files, prefix, prefixOK, rangeOK); err != nil {
@@ -171,10 +171,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 // their range filter (when useRange). A file without such a filter, or
 // with one of another extractor or policy, is kept.
 func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix []byte, usePrefix, useRange bool) ([]*manifest.FileMetadata, error) {
-	var name string
-	if usePrefix {
-		name = it.d.opts.Prefix.Name()
-	}
+	name := it.d.opts.prefixName
 	var out []*manifest.FileMetadata
 	lm := &it.d.m.levels[level]
 	for i, f := range files {
@@ -201,7 +198,10 @@ func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix [
 		case keep && out != nil:
 			out = append(out, f)
 		case !keep && out == nil:
-			out = append(make([]*manifest.FileMetadata, 0, len(files)), files[:i]...)
+			// The files before i, capped: an append copies them rather
+			// than write into the version's slice. No allocation when
+			// every file is skipped.
+			out = files[:i:i]
 		}
 	}
 	if out == nil {
@@ -211,20 +211,38 @@ func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix [
 }
 
 // overlapping returns the files whose user-key range meets the bounds.
-// For a level >= 1, sorted and disjoint, that is a contiguous run.
-func (it *Iterator) overlapping(files []*manifest.FileMetadata) []*manifest.FileMetadata {
+// For a level >= 1, sorted and disjoint, that is a contiguous run, found
+// by binary search. The result may share files' array: callers must not
+// write to it.
+func (it *Iterator) overlapping(level int, files []*manifest.FileMetadata) []*manifest.FileMetadata {
 	if it.lower == nil && it.upper == nil {
 		return files
+	}
+	if level > 0 {
+		lo, hi := 0, len(files)
+		if it.lower != nil {
+			lo = sort.Search(len(files), func(i int) bool { return bytes.Compare(base.UserKey(files[i].Largest), it.lower) >= 0 })
+		}
+		if it.upper != nil {
+			hi = lo + sort.Search(len(files)-lo, func(i int) bool { return bytes.Compare(base.UserKey(files[lo+i].Smallest), it.upper) >= 0 })
+		}
+		return files[lo:hi:hi]
 	}
 	in := func(f *manifest.FileMetadata) bool {
 		return (it.lower == nil || bytes.Compare(base.UserKey(f.Largest), it.lower) >= 0) &&
 			(it.upper == nil || bytes.Compare(base.UserKey(f.Smallest), it.upper) < 0)
 	}
 	var out []*manifest.FileMetadata
-	for _, f := range files {
-		if in(f) {
+	for i, f := range files {
+		switch keep := in(f); {
+		case keep && out != nil:
 			out = append(out, f)
+		case !keep && out == nil:
+			out = files[:i:i] // capped: an append copies
 		}
+	}
+	if out == nil {
+		return files
 	}
 	return out
 }

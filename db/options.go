@@ -245,6 +245,7 @@ const (
 type resolved struct {
 	Options
 	filterPolicy filter.Policy // nil when filters are off
+	prefixName   string        // Prefix.Name(), asked once: iterators compare it with each table's
 }
 
 func (o *Options) resolve() (*resolved, error) {
@@ -352,6 +353,9 @@ func (o *Options) resolve() (*resolved, error) {
 			return bad("FilterPolicy: %v", err)
 		}
 		r.filterPolicy = r.FilterPolicy
+	}
+	if r.Prefix != nil {
+		r.prefixName = r.Prefix.Name()
 	}
 	return &r, nil
 }
