@@ -396,6 +396,12 @@ func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
 // allocates nothing once evicted blocks are being recycled; the cache keeps
 // the block when it has room.
 func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
+	return r.readDataBlockTraced(h, nil)
+}
+
+// readDataBlockTraced is readDataBlock that, when tr is not nil, records
+// whether the block came from the cache and its decoded size.
+func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead) (*cache.Block, error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
 		return nil, err
 	}
@@ -405,6 +411,9 @@ func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
 		if b, ok := c.Get(r.opts.FileID, h.offset); ok {
 			if st != nil {
 				st.CacheHits.Add(1)
+			}
+			if tr != nil {
+				tr.Cached, tr.DecodedSize = true, len(b.Data())
 			}
 			return b, nil
 		}
@@ -421,6 +430,9 @@ func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if tr != nil {
+		tr.DecodedSize = len(b.Data())
 	}
 	if c != nil {
 		c.Set(r.opts.FileID, h.offset, b)
@@ -717,9 +729,32 @@ func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found boo
 	return value, kind, found, err
 }
 
+// BlockRead describes a data block a traced lookup read (GetTraced).
+type BlockRead struct {
+	Offset      uint64 `json:"offset"`       // the block's offset in the file
+	StoredSize  uint64 `json:"stored_size"`  // its size in the file, without the trailer
+	DecodedSize int    `json:"decoded_size"` // its size decoded (decompressed)
+	Cached      bool   `json:"cached"`       // found in the block cache; else read from the file
+}
+
+// GetTraced is GetEntry that also appends to blocks the data blocks it
+// read, in order (the index is always in memory), and returns them.
+func (r *Reader) GetTraced(seek, ukey []byte, blocks []BlockRead) (value []byte, seq uint64, kind base.Kind, found bool, _ []BlockRead, err error) {
+	tr := &getTrace{blocks: blocks}
+	value, seq, kind, found, err = r.getEntry(seek, ukey, tr)
+	return value, seq, kind, found, tr.blocks, err
+}
+
+// getTrace collects the blocks of a traced lookup.
+type getTrace struct{ blocks []BlockRead }
+
 // GetEntry is Get that also returns the entry's sequence number, which a
 // read must compare with the range tombstones that cover ukey.
 func (r *Reader) GetEntry(seek, ukey []byte) (value []byte, seq uint64, kind base.Kind, found bool, err error) {
+	return r.getEntry(seek, ukey, nil)
+}
+
+func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq uint64, kind base.Kind, found bool, err error) {
 	if r.closed {
 		return nil, 0, 0, false, errClosed
 	}
@@ -737,7 +772,13 @@ func (r *Reader) GetEntry(seek, ukey []byte) (value []byte, seq uint64, kind bas
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
-		b, err := r.readDataBlock(h)
+		var b *cache.Block
+		if tr != nil {
+			tr.blocks = append(tr.blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
+			b, err = r.readDataBlockTraced(h, &tr.blocks[len(tr.blocks)-1])
+		} else {
+			b, err = r.readDataBlock(h)
+		}
 		if err != nil {
 			return nil, 0, 0, false, err
 		}

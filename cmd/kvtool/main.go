@@ -76,6 +76,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"get", "print the value of a key", runGet},
+		{"explain", "look a key up and print its path through the tree", runExplain},
 		{"put", "set a key to a value", runPut},
 		{"delete", "delete a key", runDelete},
 		{"scan", "print the keys and values in a range or with a prefix", runScan},

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+func runExplain(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("explain", "kvtool explain [flags] DIR KEY",
+		"Looks KEY up in the store in DIR (db.DB.ExplainGet) and prints the\nlookup's path through the tree: the memtables, then each table it\nconsidered, newest first, and what became of it: outside its key range,\nskipped by its filter (policy, bits per key, answer), or read (the index\nis in memory; each data block from the block cache or the file, stored\nand decoded sizes), ending found, deleted, or absent (a filter's false\npositive is named as such), with the time of each step. A key that is\nnot there is not an error. The store is opened read-only: nothing in DIR\nchanges; a fresh open has an empty block cache, so blocks come from the\nfile.")
+	s := storeFlags{readOnly: true}
+	s.register(f, false)
+	hexIO := f.Bool("hex", false, "KEY is hex")
+	asJSON := f.Bool("json", false, "print the trace as JSON (db.LookupTrace) instead of a tree")
+	pos, err := f.parse(args, 2, 2, stdout, stderr)
+	if err != nil {
+		return usageStatus(err)
+	}
+	key, err := parseBytes(pos[1], *hexIO)
+	if err != nil {
+		return fail(stderr, "explain", err)
+	}
+	err = func() (err error) {
+		d, err := openStore(f.Name(), pos[0], s, stderr)
+		if err != nil {
+			return err
+		}
+		defer closeStore(d, &err)
+		_, tr, _ := d.ExplainGet(key, nil)
+		if tr.Err != "" {
+			return fmt.Errorf("%s", tr.Err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(tr)
+		}
+		_, err = io.WriteString(stdout, tr.String())
+		return err
+	}()
+	if err != nil {
+		return fail(stderr, "explain", err)
+	}
+	return exitOK
+}

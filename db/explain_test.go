@@ -1,0 +1,200 @@
+package db
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/vfs"
+)
+
+// TestExplainGetAgainstGet checks ExplainGet's answers against Get's on a
+// store with keys in the memtable, level 0 and deeper levels, deletions,
+// a range tombstone and a snapshot, and checks each trace's story: the
+// steps' outcomes agree with the answer, a filter's "no" reads no block,
+// a false positive is a "maybe" whose block did not hold the key, and
+// ExplainGet counts in Metrics exactly as Get does.
+func TestExplainGetAgainstGet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"bloom", Options{WriteBufferSize: 8 << 10, BlockSize: 512}},
+		// 1 bit per key: many false positives to name.
+		{"weakfilter", Options{WriteBufferSize: 8 << 10, BlockSize: 512, FilterPolicy: filter.NewBloomPolicy(1)}},
+		{"nofilter", Options{WriteBufferSize: 8 << 10, FilterPolicy: filter.None, DisableBlockCache: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.FS = vfs.NewMem()
+			d := mustOpen(t, "/db", &o)
+			defer d.Close()
+			rng := rand.New(rand.NewSource(3))
+			for round := 0; round < 6; round++ {
+				for i := 0; i < 500; i++ {
+					k := []byte(fmt.Sprintf("key%05d", 2*rng.Intn(2000)))
+					if rng.Intn(8) == 0 {
+						d.Delete(k, nil)
+					} else {
+						d.Put(k, []byte(fmt.Sprintf("v%d-%d", round, i)), nil)
+					}
+				}
+				if round == 2 {
+					if err := d.CompactRange(nil, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if round == 4 {
+					if err := d.DeleteRange([]byte("key01000"), []byte("key01400"), nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			snap := d.NewSnapshot()
+			defer snap.Release()
+			d.Put([]byte("key00002"), []byte("after the snapshot"), nil)
+			// No flush or compaction between a Get and its ExplainGet.
+			if err := d.WaitForCompactions(); err != nil {
+				t.Fatal(err)
+			}
+			var falsePositives, filterNo, deleted, found int
+			for i := 0; i < 4000; i++ {
+				k := []byte(fmt.Sprintf("key%05d", i))
+				for _, ro := range []*ReadOptions{nil, {Snapshot: snap}} {
+					m0 := d.Metrics()
+					want, werr := d.Get(k, ro)
+					m1 := d.Metrics()
+					got, tr, err := d.ExplainGet(k, ro)
+					m2 := d.Metrics()
+					if !bytes.Equal(got, want) || !errors.Is(err, ErrNotFound) != !errors.Is(werr, ErrNotFound) || (err == nil) != (werr == nil) {
+						t.Fatalf("%q: ExplainGet = %q, %v; Get = %q, %v\n%s", k, got, err, want, werr, tr)
+					}
+					if a, b := m1.Levels, m2.Levels; len(a) == len(b) {
+						for l := range a {
+							da, db := a[l].Filter.Checks-m0.Levels[l].Filter.Checks, b[l].Filter.Checks-a[l].Filter.Checks
+							if da != db {
+								t.Fatalf("%q: level %d filter checks: Get %d, ExplainGet %d", k, l, da, db)
+							}
+						}
+					}
+					checkTrace(t, tr, err)
+					for _, s := range tr.Steps {
+						switch s.Outcome {
+						case OutcomeFalsePositive:
+							falsePositives++
+						case OutcomeFilterNo:
+							filterNo++
+						}
+					}
+					switch tr.Outcome {
+					case OutcomeDeleted:
+						deleted++
+					case OutcomeFound:
+						found++
+					}
+				}
+			}
+			t.Logf("%d found, %d deleted; steps: %d filter no, %d false positives", found, deleted, filterNo, falsePositives)
+			if found == 0 || deleted == 0 {
+				t.Fatalf("the keys did not exercise found (%d) and deleted (%d) lookups", found, deleted)
+			}
+			if tc.name == "weakfilter" && (falsePositives == 0 || filterNo == 0) {
+				t.Fatalf("a 1-bit filter gave %d false positives and %d skips", falsePositives, filterNo)
+			}
+		})
+	}
+}
+
+// checkTrace checks that a trace tells a consistent story.
+func checkTrace(t *testing.T, tr *LookupTrace, err error) {
+	t.Helper()
+	if len(tr.Steps) == 0 {
+		t.Fatalf("%q: a trace without steps", tr.Key)
+	}
+	last := tr.Steps[len(tr.Steps)-1]
+	switch tr.Outcome {
+	case OutcomeFound:
+		if err != nil || last.Outcome != OutcomeFound {
+			t.Fatalf("%q: found, but err %v and the last step %q\n%s", tr.Key, err, last.Outcome, tr)
+		}
+	case OutcomeDeleted:
+		if !errors.Is(err, ErrNotFound) || last.Outcome != OutcomeDeleted {
+			t.Fatalf("%q: deleted, but err %v and the last step %q\n%s", tr.Key, err, last.Outcome, tr)
+		}
+	case OutcomeNotFound:
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%q: not found, but err %v\n%s", tr.Key, err, tr)
+		}
+	default:
+		t.Fatalf("%q: outcome %q (err %v)\n%s", tr.Key, tr.Outcome, err, tr)
+	}
+	for _, s := range tr.Steps {
+		switch s.Outcome {
+		case OutcomeFilterNo:
+			if s.FilterPolicy == "" || s.FilterMayContain || len(s.Blocks) > 0 {
+				t.Fatalf("%q: a filter 'no' step %+v", tr.Key, s)
+			}
+		case OutcomeFalsePositive:
+			if s.FilterPolicy == "" || !s.FilterMayContain || len(s.Blocks) == 0 {
+				t.Fatalf("%q: a false positive step %+v", tr.Key, s)
+			}
+		case OutcomeAbsent:
+			if s.FilterPolicy != "" || len(s.Blocks) == 0 {
+				t.Fatalf("%q: an absent step %+v", tr.Key, s)
+			}
+		case OutcomeOutsideRange:
+			if bytes.Compare(tr.Key, s.Smallest) >= 0 && bytes.Compare(tr.Key, s.Largest) <= 0 {
+				t.Fatalf("%q: 'outside' a table of [%q, %q]", tr.Key, s.Smallest, s.Largest)
+			}
+		}
+		for _, b := range s.Blocks {
+			if b.DecodedSize <= 0 || !b.Cached && b.StoredSize == 0 {
+				t.Fatalf("%q: block %+v", tr.Key, b)
+			}
+		}
+	}
+}
+
+// TestExplainGetRendering checks the text and JSON forms of a trace.
+func TestExplainGetRendering(t *testing.T) {
+	d := mustOpen(t, "/db", &Options{FS: vfs.NewMem()})
+	defer d.Close()
+	for i := 0; i < 1000; i++ {
+		d.Put([]byte(fmt.Sprintf("user:%04d", 2*i)), []byte("v"), nil)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.Put([]byte("user:0002"), []byte("newer"), nil)
+	_, tr, err := d.ExplainGet([]byte("user:0042"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := tr.String()
+	for _, want := range []string{`get "user:0042"  →  found`, "memtable           miss", "L0  ", "filter bloomkv.BloomFilter64v2 10.1 bits/key: maybe", "→ index (in memory) → block @", "(file, ", "→ found"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the trace lacks %q:\n%s", want, text)
+		}
+	}
+	_, tr, _ = d.ExplainGet([]byte("user:0043"), nil)
+	if text := tr.String(); !strings.Contains(text, "→  not found") || !strings.Contains(text, "bits/key: no") {
+		t.Errorf("an absent key's trace:\n%s", text)
+	}
+	_, tr, _ = d.ExplainGet([]byte("user:0042"), nil)
+	if text := tr.String(); !strings.Contains(text, "(cache, ") {
+		t.Errorf("a second lookup should hit the block cache:\n%s", text)
+	}
+	js, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back LookupTrace
+	if err := json.Unmarshal(js, &back); err != nil || back.Outcome != OutcomeFound || len(back.Steps) != len(tr.Steps) || !back.Steps[len(back.Steps)-1].Blocks[0].Cached {
+		t.Errorf("JSON round trip: %v, %s", err, js)
+	}
+}
