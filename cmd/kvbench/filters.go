@@ -34,6 +34,11 @@ type labConfig struct {
 	// keysPattern and probesPattern pick the key streams (see labKeys).
 	keysPattern   string
 	probesPattern string
+	// rangeLab is --range: measure the Grafite range filter instead
+	// (rangelab.go), at each bits per key of rangeBits and width of
+	// rangeWidths over the key sets of rangeSets (comma-separated lists).
+	rangeLab                          bool
+	rangeBits, rangeWidths, rangeSets string
 }
 
 // defaultLabSVG is the chart kvbench filters draws unless --svg says
@@ -42,12 +47,13 @@ const defaultLabSVG = "kvbench-filters.svg"
 
 func defaultLabConfig() *labConfig {
 	return &labConfig{keys: 100_000, probes: 1_000_000, minBits: 1, maxBits: 20, policies: "all", repeat: 2,
-		svgPath: defaultLabSVG, keysPattern: "seq", probesPattern: "after"}
+		svgPath: defaultLabSVG, keysPattern: "seq", probesPattern: "after",
+		rangeBits: defaultRangeBits, rangeWidths: defaultRangeWidths, rangeSets: defaultRangeSets}
 }
 
 func (c *labConfig) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.keys, "keys", c.keys, "keys added to each filter (about one table's worth; try 1000000 for large tables)")
-	fs.IntVar(&c.probes, "probes", c.probes, "absent keys probed per filter (the measured rate's denominator)")
+	fs.IntVar(&c.probes, "probes", c.probes, "absent keys probed per filter (the measured rate's denominator); with --range, empty ranges of each kind per row")
 	fs.IntVar(&c.minBits, "min_bits", c.minBits, "smallest bits-per-key budget")
 	fs.IntVar(&c.maxBits, "max_bits", c.maxBits, "largest bits-per-key budget")
 	fs.StringVar(&c.policies, "policies", c.policies, "comma-separated policies and standalone filters, or all: "+strings.Join(labNames(), ", "))
@@ -56,6 +62,13 @@ func (c *labConfig) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.svgPath, "svg", c.svgPath, "draw the charts (false-positive rate, measured/theory and probe time against bits per key) as SVG in this file (\"\": draw none)")
 	fs.StringVar(&c.keysPattern, "keys_pattern", c.keysPattern, "the keys added: "+patternHelp(keysPatterns))
 	fs.StringVar(&c.probesPattern, "probes_pattern", c.probesPattern, "the absent keys probed: "+patternHelp(probesPatterns))
+	fs.BoolVar(&c.rangeLab, "range", false, "measure the Grafite range filter instead: false-positive rate on empty ranges of each --range_widths "+
+		"integers against its bound L/2^(bits-2), per --range_bits and --range_sets key set, over --keys keys and --probes ranges of each kind "+
+		"(uniform and correlated); chart to "+defaultRangeSVG+" unless --svg says otherwise")
+	fs.StringVar(&c.rangeBits, "range_bits", c.rangeBits, fmt.Sprintf("with --range: comma-separated bits per key, each in %d..%d",
+		filter.GrafiteMinBitsPerKey, filter.GrafiteMaxBitsPerKey))
+	fs.StringVar(&c.rangeWidths, "range_widths", c.rangeWidths, "with --range: comma-separated range widths L, integers per range, each at least 1")
+	fs.StringVar(&c.rangeSets, "range_sets", c.rangeSets, "with --range: comma-separated key sets of 8-byte big-endian integers: "+rangeSetsHelp())
 }
 
 // keyPattern is one value of --keys_pattern or --probes_pattern.
@@ -547,6 +560,18 @@ func runFiltersCmd(args []string, out, errOut io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkLabFlags(c.rangeLab, set); err != nil {
+		return err
+	}
+	if c.rangeLab {
+		if !set["svg"] {
+			c.svgPath = defaultRangeSVG
+		}
+		_, err := runRangeLab(c, out, errOut)
+		return err
+	}
 	_, err := runLab(c, out, errOut)
 	return err
 }
@@ -564,6 +589,22 @@ func labUsage(fs *flag.FlagSet, w io.Writer) {
 	}
 	fmt.Fprintf(w, "standalone filters:\n")
 	for _, s := range standalones {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.about)
+	}
+	fmt.Fprintf(w, "\n"+
+		"kvbench filters --range [--range_bits LIST] [--range_widths LIST] [--range_sets LIST] [--keys N] [--probes N]\n"+
+		"measures the Grafite range filter (filter.NewGrafiteRangePolicy) instead. For each key set it builds one filter\n"+
+		"per bits per key of --range_bits (%s) over --keys 8-byte big-endian integer keys, and queries it for\n"+
+		"each width L of --range_widths (%s)\n"+
+		"with --probes empty ranges [x, x+L) of two kinds: uniform (x uniform in the keys' span, drawn again while the\n"+
+		"range holds a key) and correlated (x right after a key, each key once: all such empty ranges when fewer).\n"+
+		"Each row: key set, bits per key, L, the bound filter.GrafiteFPR = L/2^(bits-2), the measured rates and each over\n"+
+		"the bound, the filter's actual bits per key and ns per query; a rate above the bound by more than 4 standard\n"+
+		"errors is marked !. --csv writes the rows; the chart (rate against L, log scales) goes to\n"+
+		"%s unless --svg says otherwise. --min_bits, --max_bits, --policies and the patterns\n"+
+		"do not apply. Key sets (--range_sets):\n",
+		defaultRangeBits, defaultRangeWidths, defaultRangeSVG)
+	for _, s := range rangeKeySets {
 		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.about)
 	}
 	fmt.Fprintf(w, "\nflags:\n")

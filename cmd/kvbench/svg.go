@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 // Chart geometry, in SVG user units (pixels). The page holds two grids of
@@ -384,4 +387,211 @@ func esc(s string) string {
 	var b strings.Builder
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
+}
+
+// Range chart geometry: one panel per key set, side by side, two to a row.
+const (
+	rangePanelW    = 400
+	rangePanelH    = 300
+	rangePanelGapX = 70
+	rangeGridL     = 84
+	rangeCellGapY  = 70 // under a panel: tick labels, the axis title, the next panel's title
+	rangeMarkOff   = 2.5
+)
+
+// diamond is an SVG path of a diamond centred at (x, y) of half-width r.
+func diamond(x, y, r float64) string {
+	return fmt.Sprintf("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z", x, y-r, x+r, y, x, y+r, x-r, y)
+}
+
+// writeRangeSVG draws the range laboratory's rows: one panel per key set,
+// the false-positive rate (log scale) against the range width L (log
+// scale), with the bound (filter.GrafiteFPR) a thin line per bits per key
+// and the measured rates of the uniform queries dots and of the
+// correlated ones diamonds, both in the colour of their bits per key (and
+// hollow, on the axis floor, when no false positive was seen). The two
+// kinds sit a little left and right of their width, so that equal rates
+// do not hide each other.
+func writeRangeSVG(w io.Writer, rows []rangeRow, subtitle string) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	var sets []string
+	var bitsList []int
+	var widths []uint64
+	lo, maxQ := 1.0, 1
+	for _, r := range rows {
+		if !slices.Contains(sets, r.Set) {
+			sets = append(sets, r.Set)
+		}
+		if !slices.Contains(bitsList, r.Bits) {
+			bitsList = append(bitsList, r.Bits)
+		}
+		if !slices.Contains(widths, r.Width) {
+			widths = append(widths, r.Width)
+		}
+		lo = min(lo, r.Bound)
+		for _, q := range []rangeQueries{r.Uniform, r.Correlated} {
+			if q.FalsePositives > 0 {
+				lo = min(lo, q.Rate())
+			}
+			maxQ = max(maxQ, q.Queries)
+		}
+	}
+	slices.Sort(bitsList)
+	slices.Sort(widths)
+	lo = min(lo, 1/float64(maxQ))
+	lx0, lx1 := 0.0, 1.0
+	if len(widths) > 0 {
+		lx0, lx1 = math.Log2(float64(widths[0])), math.Log2(float64(widths[len(widths)-1]))
+	}
+	if lx1-lx0 < 1 {
+		lx0, lx1 = lx0-0.5, lx1+0.5
+	}
+	// The floor is the decade under the smallest bound, rate measured and
+	// single false positive of a row.
+	ymin := math.Pow(10, math.Floor(math.Log10(max(lo, floorRate))))
+	colorOf := func(bits int) string { return palette[slices.Index(bitsList, bits)%len(palette)] }
+
+	cols := max(min(len(sets), 2), 1)
+	rowsN := max((len(sets)+cols-1)/cols, 1)
+	usedW := cols*(rangePanelW+rangePanelGapX) - rangePanelGapX
+	top := 136
+	cell := rangePanelH + rangeCellGapY
+	height := top + rowsN*cell - rangeCellGapY + 58
+	width := max(svgW, rangeGridL+usedW+30)
+
+	p(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="12">`+"\n", width, height, width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	p(`<text x="%d" y="24" text-anchor="middle" font-size="17" font-weight="bold">Range filter: false-positive rate on empty ranges against range width</text>`+"\n", width/2)
+	p(`<text x="%d" y="43" text-anchor="middle" fill="#444">%s</text>`+"\n", width/2, esc(subtitle))
+
+	// The key: the marks, then the colours.
+	p(`<g class="key" fill="#222">`)
+	kx, ky := rangeGridL, 66
+	item := func(draw func(x, y int), text string) {
+		draw(kx, ky)
+		p(`<text x="%d" y="%d">%s</text>`, kx+30, ky+4, text)
+		kx += 30 + int(6.4*float64(len([]rune(stripTags(text))))) + 26
+	}
+	item(func(x, y int) { p(`<line x1="%d" x2="%d" y1="%d" y2="%d" %s/>`, x, x+24, y, y, theorySty) },
+		`bound L/2<tspan dy="-5" font-size="9">bits&#x2212;2</tspan><tspan dy="5"> (at most 1)</tspan>`)
+	item(func(x, y int) { p(`<circle cx="%d" cy="%d" r="%.1f" fill="#222"/>`, x+12, y, markR) }, "uniform ranges")
+	item(func(x, y int) { p(`<path d="%s" fill="#222"/>`, diamond(float64(x+12), float64(y), markR+1)) }, "correlated (right after a key)")
+	item(func(x, y int) {
+		p(`<circle cx="%d" cy="%d" r="%.1f" fill="white" stroke="#222" stroke-width="1.2"/>`, x+6, y, markR)
+		p(`<path d="%s" fill="white" stroke="#222" stroke-width="1.2"/>`, diamond(float64(x+18), float64(y), markR+1))
+	}, "no false positive seen (on the axis floor)")
+	kx, ky = rangeGridL, 86
+	for _, b := range bitsList {
+		item(func(x, y int) { p(`<rect x="%d" y="%d" width="24" height="10" fill="%s"/>`, x, y-5, colorOf(b)) },
+			fmt.Sprintf("%d bits/key", b))
+	}
+	p("</g>\n")
+
+	for i, set := range sets {
+		col, row := i%cols, i/cols
+		px := float64(rangeGridL + col*(rangePanelW+rangePanelGapX))
+		py := float64(top + row*cell)
+		const pad = 14.0 // room for the marks at the first and last width
+		x := func(l float64) float64 {
+			return px + pad + (math.Log2(l)-lx0)/(lx1-lx0)*(rangePanelW-2*pad)
+		}
+		y := func(v float64) float64 {
+			v = max(v, ymin)
+			return py + math.Log10(v)/math.Log10(ymin)*rangePanelH
+		}
+		p(`<g class="panel" data-family="%s">`+"\n", esc(set))
+		p(`<text x="%.1f" y="%.1f" font-weight="bold" font-size="13">%s keys</text>`+"\n", px, py-8, esc(set))
+		p(`<g %s>`, gridSty)
+		for d := ymin; d <= 1.0001; d *= 10 {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, px, px+rangePanelW, y(d), y(d))
+		}
+		for _, l := range widths {
+			p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(float64(l)), x(float64(l)), py, py+rangePanelH)
+		}
+		p("</g>\n")
+		p(`<g text-anchor="end" font-size="10" fill="#444">`)
+		for d := 1.0; d >= ymin*0.999; d /= 10 {
+			p(`<text x="%.1f" y="%.1f">%s</text>`, px-4, y(d)+3, decadeLabel(d))
+		}
+		p("</g>\n")
+		p(`<g text-anchor="middle" font-size="10" fill="#444">`)
+		lastX := math.Inf(-1)
+		for _, l := range widths {
+			if xl := x(float64(l)); xl-lastX >= 24 {
+				p(`<text x="%.1f" y="%.1f">%d</text>`, xl, py+rangePanelH+14, l)
+				lastX = xl
+			}
+		}
+		p("</g>\n")
+		p(`<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" font-size="11" fill="#222">false-positive rate</text>`+"\n",
+			px-56, py+rangePanelH/2)
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle" font-size="11" fill="#222">range width L (integers)</text>`+"\n",
+			px+rangePanelW/2, py+rangePanelH+32)
+		p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" %s/>`+"\n", px, py, rangePanelW, rangePanelH, frameSty)
+
+		p(`<clipPath id="range%d"><rect x="%.1f" y="%.1f" width="%d" height="%d"/></clipPath>`+"\n", i, px, py-6, rangePanelW, rangePanelH+12)
+		p(`<g clip-path="url(#range%d)">`+"\n", i)
+		// The bounds: L/2^(bits-2) is a line of slope 1 on these scales
+		// until it reaches 1, so its ends, its corner and the floor
+		// crossing draw it exactly.
+		for _, b := range bitsList {
+			corner := math.Log2(1 / filter.GrafiteFPR(b, 1))
+			floorAt := corner + math.Log2(ymin)
+			lxs := []float64{lx0, lx1}
+			for _, v := range []float64{corner, floorAt} {
+				if v > lx0 && v < lx1 {
+					lxs = append(lxs, v)
+				}
+			}
+			slices.Sort(lxs)
+			var pts []string
+			for _, v := range lxs {
+				bound := math.Min(1, math.Exp2(v-corner))
+				if bound < ymin*0.999 {
+					continue
+				}
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(math.Exp2(v)), y(bound)))
+			}
+			if len(pts) == 1 {
+				pts = append(pts, pts[0])
+			}
+			p(`<polyline class="bound" data-bits="%d" stroke="%s" stroke-width="1" fill="none" points="%s"><title>%s</title></polyline>`+"\n",
+				b, colorOf(b), strings.Join(pts, " "), esc(fmt.Sprintf("%d bits/key: bound L/2^%d", b, b-2)))
+		}
+		for _, r := range rows {
+			if r.Set != set {
+				continue
+			}
+			color := colorOf(r.Bits)
+			for _, k := range []struct {
+				name string
+				q    rangeQueries
+				off  float64
+			}{{"uniform", r.Uniform, -rangeMarkOff}, {"correlated", r.Correlated, rangeMarkOff}} {
+				if k.q.Queries == 0 {
+					continue
+				}
+				class, fill := "measured "+k.name, color
+				if k.q.FalsePositives == 0 {
+					class, fill = class+" none-seen", "white"
+				}
+				tip := fmt.Sprintf("%s keys, %d bits/key, L=%d, %s: %s (%d of %d), bound %s, meas/bd %.3f, %.1f ns/query",
+					r.Set, r.Bits, r.Width, k.name, pct(k.q.Rate()), k.q.FalsePositives, k.q.Queries, pct(r.Bound), r.Ratio(k.q), k.q.Ns)
+				cx, cy := x(float64(r.Width))+k.off, y(k.q.Rate())
+				if k.name == "uniform" {
+					p(`<circle class="%s" data-bits="%d" cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.2"><title>%s</title></circle>`+"\n",
+						class, r.Bits, cx, cy, markR, fill, color, esc(tip))
+				} else {
+					p(`<path class="%s" data-bits="%d" d="%s" fill="%s" stroke="%s" stroke-width="1.2"><title>%s</title></path>`+"\n",
+						class, r.Bits, diamond(cx, cy, markR+1), fill, color, esc(tip))
+				}
+			}
+		}
+		p("</g>\n</g>\n")
+	}
+	p("</svg>\n")
+	return bw.Flush()
 }
