@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
@@ -339,4 +340,223 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(100 * time.Nanosecond)
 	}
 	return d
+}
+
+// A SeekTrace is what ExplainSeek saw: where each source of a new
+// iterator's Seek lands, and which tables the iterator's bounds and
+// filters left out before anything of them was read.
+type SeekTrace struct {
+	Key []byte `json:"key"`
+	// Lower and Upper are the ReadOptions' bounds (nil: unbounded).
+	Lower []byte `json:"lower,omitempty"`
+	Upper []byte `json:"upper,omitempty"`
+	Seq   uint64 `json:"seq"`
+	// Found reports that the Seek landed on a key: Result.
+	Found  bool   `json:"found"`
+	Result []byte `json:"result,omitempty"`
+	Err    string `json:"error,omitempty"`
+	// Steps are the memtables, then per level the tables in the bounds
+	// that the seek asked, in order: every level-0 table, and in a deeper
+	// level the tables from the one holding the seek key to the one it
+	// landed in (the tables a level's iterator passes by key range, or
+	// does not reach, are not listed).
+	Steps   []SeekStep    `json:"steps"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Outcomes of a SeekStep.
+const (
+	// SeekLanded: the source was sought; First is where it landed (nil:
+	// past its end).
+	SeekLanded = "sought"
+	// SeekPrefixFilterNo and SeekRangeFilterNo: the table's prefix or
+	// range filter ruled it out; nothing of it is read.
+	SeekPrefixFilterNo = "prefix filter: no"
+	SeekRangeFilterNo  = "range filter: no"
+)
+
+// A SeekStep is one source of the iterator: a memtable or a table.
+type SeekStep struct {
+	Where    string `json:"where"`
+	Level    int    `json:"level"`
+	FileNum  uint64 `json:"file,omitempty"`
+	Smallest []byte `json:"smallest,omitempty"`
+	Largest  []byte `json:"largest,omitempty"`
+	Outcome  string `json:"outcome"`
+	// First is the user key of the first entry at or after the seek key
+	// in this source (whatever its kind or sequence number), nil if none.
+	First  []byte              `json:"first,omitempty"`
+	Blocks []sstable.BlockRead `json:"blocks,omitempty"`
+}
+
+// ExplainSeek makes an iterator with ro, seeks it to key and returns what
+// it did: for each memtable and each table within the bounds, in order,
+// whether the table's prefix filter or range filter ruled it out (those
+// tables are never read), which table of each level the seek landed in,
+// the first entry there and the data blocks read to find it (from the
+// block cache or the file), and the key the iterator's Seek returned. The
+// trace reads those blocks before the iterator's Seek (which then finds
+// them in the block cache), so they show the cache as the Seek met it.
+// Metrics count the iterator's filter checks, and the blocks once, as the
+// trace read them.
+func (d *DB) ExplainSeek(key []byte, ro *ReadOptions) (*SeekTrace, error) {
+	tr := &SeekTrace{Key: bytes.Clone(key)}
+	if ro != nil {
+		tr.Lower, tr.Upper = bytes.Clone(ro.LowerBound), bytes.Clone(ro.UpperBound)
+	}
+	start := time.Now()
+	err := d.explainSeek(key, ro, tr)
+	tr.Elapsed = time.Since(start)
+	if err != nil {
+		tr.Err = err.Error()
+	}
+	return tr, err
+}
+
+func (d *DB) explainSeek(key []byte, ro *ReadOptions, tr *SeekTrace) error {
+	it := d.NewIterator(ro)
+	defer it.Close()
+	if it.err != nil {
+		return it.err
+	}
+	if err := d.traceSeek(it, key, tr); err != nil {
+		return err
+	}
+	if tr.Found = it.Seek(key); tr.Found {
+		tr.Result = bytes.Clone(it.Key())
+	}
+	return it.Error()
+}
+
+// traceSeek fills tr's steps for a Seek of it to key, before the Seek
+// itself, so the blocks are found in the cache state the Seek meets.
+func (d *DB) traceSeek(it *Iterator, key []byte, tr *SeekTrace) error {
+	cell, ok := it.enter()
+	if !ok {
+		return it.err
+	}
+	defer it.exit(cell)
+	tr.Seq = it.seq
+	rs := it.rs
+	target := key
+	if it.lower != nil && bytes.Compare(target, it.lower) < 0 {
+		target = it.lower
+	}
+	seek := base.AppendInternalKey(nil, target, it.seq, base.KindSeek)
+	for i, mem := range [2]*memtable.MemTable{rs.mem, rs.imm} {
+		if mem == nil {
+			continue
+		}
+		st := SeekStep{Where: "memtable", Level: -1, Outcome: SeekLanded}
+		if i == 1 {
+			st.Where = "frozen memtable"
+		}
+		mi := mem.NewIterator()
+		if mi.SeekGE(seek) {
+			st.First = bytes.Clone(base.UserKey(mi.Key()))
+		}
+		mi.Close()
+		tr.Steps = append(tr.Steps, st)
+	}
+	if it.empty {
+		return nil
+	}
+	prefix, prefixOK := []byte(nil), false
+	if d.opts.Prefix != nil {
+		prefix, prefixOK = filter.ScanPrefix(d.opts.Prefix, it.lower, it.upper)
+	}
+	rangeOK := d.opts.RangeFilter != nil && it.lower != nil && it.upper != nil
+	for level, files := range rs.v.Files {
+		landed := false
+		for _, f := range it.overlapping(level, files) {
+			if level > 0 && (landed || bytes.Compare(base.UserKey(f.Largest), target) < 0) {
+				continue
+			}
+			st := SeekStep{Where: "table", Level: level, FileNum: f.FileNum,
+				Smallest: base.UserKey(f.Smallest), Largest: base.UserKey(f.Largest)}
+			r, err := d.tables.get(f)
+			if err != nil {
+				return err
+			}
+			switch {
+			case prefixOK && r.PrefixFiltered(d.opts.prefixName) && !r.PrefixMayContain(d.opts.prefixName, prefix):
+				st.Outcome = SeekPrefixFilterNo
+			case rangeOK && r.HasRangeFilter() && !r.RangeMayContain(it.lower, it.upper):
+				st.Outcome = SeekRangeFilterNo
+			default:
+				st.Outcome = SeekLanded
+				ikey, ok, blocks, err := r.SeekTraced(seek)
+				st.Blocks = blocks
+				if err != nil {
+					return wrapf(err, "table %06d", f.FileNum)
+				}
+				if ok {
+					st.First = base.UserKey(ikey)
+					landed = true
+				}
+			}
+			tr.Steps = append(tr.Steps, st)
+		}
+	}
+	return nil
+}
+
+// String renders the trace as a tree, one line per source, as kvtool
+// explain --seek prints it.
+func (t *SeekTrace) String() string {
+	var b strings.Builder
+	result := "end of the range"
+	if t.Found {
+		result = fmt.Sprintf("%q", t.Result)
+	}
+	if t.Err != "" {
+		result = "error: " + t.Err
+	}
+	skipped, read, cached := 0, 0, 0
+	for _, s := range t.Steps {
+		if s.Outcome == SeekPrefixFilterNo || s.Outcome == SeekRangeFilterNo {
+			skipped++
+		}
+		for _, bl := range s.Blocks {
+			if bl.Cached {
+				cached++
+			} else {
+				read++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "seek %q", t.Key)
+	if t.Lower != nil || t.Upper != nil {
+		fmt.Fprintf(&b, " in [%q, %q)", t.Lower, t.Upper)
+	}
+	fmt.Fprintf(&b, "  →  %s  (%s skipped by filter, %s read from files, %s from the cache, %s)\n",
+		result, plural(skipped, "table"), plural(read, "data block"), plural(cached, "data block"), roundDuration(t.Elapsed))
+	for _, s := range t.Steps {
+		if s.Level < 0 {
+			fmt.Fprintf(&b, "  %-18s ", s.Where)
+		} else {
+			fmt.Fprintf(&b, "  L%d  %06d.sst   ", s.Level, s.FileNum)
+		}
+		if s.Outcome != SeekLanded {
+			b.WriteString(s.Outcome + "\n")
+			continue
+		}
+		if s.Level >= 0 {
+			b.WriteString("index (in memory)")
+			for _, bl := range s.Blocks {
+				if bl.Cached {
+					fmt.Fprintf(&b, " → block @%d (cache, %s)", bl.Offset, kib(bl.DecodedSize))
+				} else {
+					fmt.Fprintf(&b, " → block @%d (file, %s → %s)", bl.Offset, kib(int(bl.StoredSize)), kib(bl.DecodedSize))
+				}
+			}
+			b.WriteString(" → ")
+		}
+		if s.First != nil {
+			fmt.Fprintf(&b, "first entry %q\n", s.First)
+		} else {
+			b.WriteString("nothing at or after the key\n")
+		}
+	}
+	return b.String()
 }

@@ -198,3 +198,72 @@ func TestExplainGetRendering(t *testing.T) {
 		t.Errorf("JSON round trip: %v, %s", err, js)
 	}
 }
+
+// TestExplainSeek checks ExplainSeek on a store with a prefix extractor:
+// a seek bounded to an absent prefix lists tables its prefix filter ruled
+// out and reads no block; a seek to a present prefix lands, in the table
+// that holds it, on the first entry at or after the key, the one the
+// iterator returns; and an unbounded seek lands in each source at or
+// after the key.
+func TestExplainSeek(t *testing.T) {
+	d := mustOpen(t, "/db", &Options{FS: vfs.NewMem(), Prefix: filter.FixedPrefix(6), WriteBufferSize: 16 << 10, BlockSize: 512})
+	defer d.Close()
+	for i := 0; i < 3000; i++ {
+		d.Put([]byte(fmt.Sprintf("p%05d:%03d", 2*(i/10), i%10)), []byte("value"), nil)
+	}
+	if err := d.CompactRange(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.Put([]byte("p00100:005"), []byte("in the memtable"), nil)
+
+	lo, hi := PrefixBounds([]byte("p00101"))
+	tr, err := d.ExplainSeek([]byte("p00101"), &ReadOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil || tr.Found {
+		t.Fatalf("absent prefix: %v, found %v\n%s", err, tr.Found, tr)
+	}
+	skipped := 0
+	for _, s := range tr.Steps {
+		if s.Outcome == SeekPrefixFilterNo {
+			skipped++
+		}
+		if len(s.Blocks) > 0 {
+			t.Fatalf("absent prefix: step %+v read blocks\n%s", s, tr)
+		}
+	}
+	if skipped == 0 || !strings.Contains(tr.String(), "prefix filter: no") {
+		t.Fatalf("absent prefix: no table skipped by the prefix filter\n%s", tr)
+	}
+
+	lo, hi = PrefixBounds([]byte("p00200"))
+	tr, err = d.ExplainSeek([]byte("p00200:004"), &ReadOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil || !tr.Found || string(tr.Result) != "p00200:004" {
+		t.Fatalf("present prefix: %v, %v %q\n%s", err, tr.Found, tr.Result, tr)
+	}
+	landed := false
+	for _, s := range tr.Steps {
+		if s.Level >= 0 && s.Outcome == SeekLanded && string(s.First) == "p00200:004" && len(s.Blocks) > 0 {
+			landed = true
+		}
+	}
+	if !landed {
+		t.Fatalf("present prefix: no table step landed on the key\n%s", tr)
+	}
+
+	it := d.NewIterator(nil)
+	defer it.Close()
+	for _, k := range []string{"p00100:000", "p00100:0055", "p00555", "", "q"} {
+		tr, err := d.ExplainSeek([]byte(k), nil)
+		ok := it.Seek([]byte(k))
+		if err != nil || tr.Found != ok || ok && !bytes.Equal(tr.Result, it.Key()) {
+			t.Fatalf("seek %q: trace %v %q (%v), iterator %v %q", k, tr.Found, tr.Result, err, ok, it.Key())
+		}
+		for _, s := range tr.Steps {
+			if s.First != nil && bytes.Compare(s.First, []byte(k)) < 0 {
+				t.Fatalf("seek %q: step %+v landed before the key", k, s)
+			}
+		}
+		if tr.Found && !strings.Contains(tr.String(), fmt.Sprintf("→  %q", tr.Result)) {
+			t.Fatalf("seek %q: rendering\n%s", k, tr)
+		}
+	}
+}

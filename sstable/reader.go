@@ -948,3 +948,43 @@ func (r *Reader) Close() error {
 	r.policy = nil
 	return nil
 }
+
+// SeekTraced finds the first entry whose internal key is >= seek, as an
+// iterator's SeekGE does, and reports the data blocks it read on the way
+// (the index is in memory): for tools that show a seek's path. ok is false
+// when the table holds no such entry. The returned key is a copy.
+func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRead, err error) {
+	if r.closed {
+		return nil, false, nil, errClosed
+	}
+	var idx, data blockIter
+	if err := idx.init(false, r.index); err != nil {
+		return nil, false, nil, err
+	}
+	for valid := idx.SeekGE(seek); valid; valid = idx.Next() {
+		h, _, err := decodeHandle(idx.Value())
+		if err != nil {
+			return nil, false, blocks, err
+		}
+		blocks = append(blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
+		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1])
+		if err != nil {
+			return nil, false, blocks, err
+		}
+		if err := data.init(false, b.Data()); err != nil {
+			b.Release()
+			return nil, false, blocks, err
+		}
+		if data.SeekGE(seek) {
+			ikey = bytes.Clone(data.Key())
+			b.Release()
+			return ikey, true, blocks, nil
+		}
+		err = data.Error()
+		b.Release()
+		if err != nil {
+			return nil, false, blocks, err
+		}
+	}
+	return nil, false, blocks, idx.Error()
+}

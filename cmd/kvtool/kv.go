@@ -52,6 +52,9 @@ func openStore(name, dir string, s storeFlags, stderr io.Writer) (*db.DB, error)
 		return nil, fmt.Errorf("%w: --filter: %v", errBadFilterFlag, err)
 	}
 	o := &db.Options{FilterPolicy: p, ErrorIfMissing: !s.create, ReadOnly: s.readOnly}
+	// The tables' extractor and range filter: iterators ask them, and the
+	// tables a command writes keep them.
+	o.Prefix, o.RangeFilter = storeScanFilters(dir)
 	if s.writes() {
 		sf := storeFilters(dir)
 		if s.filter == "" {

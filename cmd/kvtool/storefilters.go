@@ -301,3 +301,55 @@ func tableEntries(path string) (uint64, bool) {
 	defer r.Close()
 	return r.Properties().NumEntries, true
 }
+
+// storeScanFilters returns the prefix extractor and range filter policy the
+// store's tables were written with, as far as kvtool knows them (the
+// extractors filter.FixedPrefix and filter.DelimitedPrefix, the Grafite
+// range filter): a store records no options, so kvtool opens it with
+// these, and its iterators (scan, explain --seek) ask the tables' prefix
+// and range filters as the program that wrote them did. nil for what the
+// tables do not have, or name something kvtool cannot rebuild.
+func storeScanFilters(dir string) (prefix filter.Prefix, rangePolicy filter.RangePolicy) {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, nil
+	}
+	for _, files := range st.version.Files {
+		for _, f := range files {
+			r, fl, err := openTable(tablePath(dir, f.FileNum), false)
+			if err != nil {
+				continue
+			}
+			p := r.Properties()
+			if prefix == nil && p.PrefixExtractor != "" {
+				prefix = parseExtractor(p.PrefixExtractor)
+			}
+			if rangePolicy == nil && p.RangeFilter == filter.GrafiteRangePolicyName {
+				// Any bits per key reads any Grafite filter.
+				rangePolicy = filter.NewGrafiteRangePolicy(16)
+			}
+			r.Close()
+			fl.Close()
+			if prefix != nil && rangePolicy != nil {
+				return prefix, rangePolicy
+			}
+		}
+	}
+	return prefix, rangePolicy
+}
+
+// parseExtractor returns the extractor whose Name is name, nil if kvtool
+// does not know it.
+func parseExtractor(name string) filter.Prefix {
+	for n := 1; n <= 64; n++ {
+		if p := filter.FixedPrefix(n); p.Name() == name {
+			return p
+		}
+	}
+	for c := 0; c < 256; c++ {
+		if p := filter.DelimitedPrefix(byte(c)); p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
