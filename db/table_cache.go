@@ -34,10 +34,13 @@ type tableCache struct {
 }
 
 // maxMappedTables bounds the tables a store maps at once; the rest are read
-// with pread. It keeps a store far from Linux's default limit of 65,530
-// mappings per process (vm.max_map_count) and, at the default 2 MiB table
-// size, maps up to 8 GiB. LevelDB's limit is 1,000 tables.
-const maxMappedTables = 4096
+// with pread, each holding a file descriptor. A mapped table holds none
+// (its descriptor is closed once mapped), so this is also how many tables
+// a store keeps open without descriptors. It keeps a store well within
+// Linux's default limit of 65,530 mappings per process (vm.max_map_count)
+// and, at the default 2 MiB table size, maps up to 32 GiB. LevelDB's
+// limit is 1,000 tables.
+const maxMappedTables = 16384
 
 // takeMapSlot reports whether a table about to open may be mapped, and if
 // so counts it. Maps are 64-bit only: on 32-bit systems address space is
@@ -109,6 +112,9 @@ func (e *tableEntry) release() error {
 	if e.m != nil {
 		_ = e.m.Unmap()
 		e.mapped.Add(-1)
+	}
+	if e.f == nil {
+		return nil // a mapped table: its descriptor was closed at open
 	}
 	return e.f.Close()
 }
@@ -212,6 +218,18 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 		}
 		f.Close()
 		return nil, nil, nil, fmt.Errorf("table %06d: %w", meta.FileNum, err)
+	}
+	if m != nil {
+		// The reader reads only the mapping: the descriptor is not needed
+		// (the mapping keeps the file), so a store of many tables does not
+		// run into the process's limit on open files.
+		if err := f.Close(); err != nil {
+			r.Close()
+			_ = m.Unmap()
+			tc.mapped.Add(-1)
+			return nil, nil, nil, fmt.Errorf("table %06d: closing its descriptor after mapping it: %w", meta.FileNum, err)
+		}
+		f = nil
 	}
 	return r, f, m, nil
 }

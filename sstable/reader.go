@@ -54,8 +54,9 @@ type ReaderOptions struct {
 	// Mapped, when not nil, is the whole table (its size bytes) mapped
 	// into memory, as vfs.Mapper maps it. Data blocks are then checked and
 	// decoded straight from it, without a ReadAt (a system call) per block
-	// read; the table's other blocks are still read with ReadAt, once, in
-	// NewReader. The mapping must outlive the Reader. A memory fault while
+	// read, and the table's other blocks are copied from it: the Reader
+	// never reads the file, which the caller may close once NewReader
+	// returns. The mapping must outlive the Reader. A memory fault while
 	// reading it (the file was truncated, or the device failed) becomes an
 	// error of the read, not a crash.
 	Mapped []byte
@@ -311,6 +312,9 @@ func (r *Reader) checkIndex() error {
 // readAt fills buf from offset off; a short read is corruption (the file is
 // shorter than its size said).
 func (r *Reader) readAt(buf []byte, off uint64) error {
+	if m := r.opts.Mapped; m != nil {
+		return r.copyMapped(buf, off)
+	}
 	n, err := r.f.ReadAt(buf, int64(off))
 	if n == len(buf) {
 		return nil
@@ -319,6 +323,21 @@ func (r *Reader) readAt(buf []byte, off uint64) error {
 		return base.CorruptionErrorf("sstable: short read: %d of %d bytes at offset %d", n, len(buf), off)
 	}
 	return err
+}
+
+// copyMapped is readAt for a mapped table: a copy from the mapping, so
+// that the file itself is never read again once the table is mapped (the
+// table cache closes the descriptor of a mapped table). A memory fault
+// under the mapping is an error, as in decodeMapped.
+func (r *Reader) copyMapped(buf []byte, off uint64) (err error) {
+	m := r.opts.Mapped
+	if off > uint64(len(m)) || uint64(len(buf)) > uint64(len(m))-off {
+		return base.CorruptionErrorf("sstable: short read: %d bytes at offset %d of a %d-byte table", len(buf), off, len(m))
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(blockHandle{offset: off, size: uint64(len(buf))}, &err)
+	copy(buf, m[off:])
+	return nil
 }
 
 // readBlock reads the block h (already checked to lie inside the file) and
