@@ -54,8 +54,10 @@ func (c *Compaction) IsBaseLevelForRange(v *manifest.Version, start, end []byte)
 // canonical order: all of them except those every snapshot sees (Seq at
 // most smallestSnapshot) over a range no level below the output can hold
 // a key of, which have nothing left to delete once this compaction drops
-// what they cover. The tombstones are kept whole, not fragmented, so n
-// overlapping ones stay n on disk.
+// what they cover. The set has joined the pieces earlier compactions cut
+// each tombstone into (rangedel.Build), and the tombstones are not
+// fragmented against each other: n overlapping ones are n in each output
+// they reach.
 func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, smallestSnapshot uint64) []rangedel.Tombstone {
 	var out []rangedel.Tombstone
 	for _, t := range rd.Tombstones() {

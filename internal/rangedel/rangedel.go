@@ -142,13 +142,41 @@ func Build(ts []Tombstone) *Set {
 	if len(raw) == 0 {
 		return nil
 	}
+	raw = coalesce(raw)
 	slices.SortFunc(raw, compare)
-	raw = slices.CompactFunc(raw, func(a, b Tombstone) bool { return compare(a, b) == 0 })
 	s := &Set{raw: raw, frags: fragments(raw)}
 	for _, t := range raw {
 		s.max = max(s.max, t.Seq)
 	}
 	return s
+}
+
+// coalesce merges, in place, the tombstones of one sequence number that
+// overlap or touch: the pieces compaction cut one tombstone into, one per
+// table it spans (a sequence number is one DeleteRange's), come back as
+// that tombstone, so a set costs what its DeleteRanges do, not what they
+// times the tables do. The result is in no particular order.
+func coalesce(ts []Tombstone) []Tombstone {
+	slices.SortFunc(ts, func(a, b Tombstone) int {
+		if a.Seq != b.Seq {
+			if a.Seq < b.Seq {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(a.Start, b.Start)
+	})
+	out := ts[:0]
+	for _, t := range ts {
+		if n := len(out); n > 0 && out[n-1].Seq == t.Seq && bytes.Compare(t.Start, out[n-1].End) <= 0 {
+			if bytes.Compare(t.End, out[n-1].End) > 0 {
+				out[n-1].End = t.End
+			}
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // Fragments cuts ts at every start and end into disjoint fragments, in key
@@ -259,8 +287,9 @@ func fragments(raw []Tombstone) []Fragment {
 	return frags
 }
 
-// Len returns the number of distinct tombstones in the set (for a
-// composed set, the sum over its parts).
+// Len returns the number of tombstones in the set, after Build merged the
+// ones of one sequence number that overlap or touch (for a composed set,
+// the sum over its parts).
 func (s *Set) Len() int {
 	if s == nil {
 		return 0
