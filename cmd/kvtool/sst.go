@@ -207,10 +207,17 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 // base.CompareInternal order).
 // Both are nil for a table with neither entries nor tombstones.
 func tableBounds(p *sstable.Properties, ts []rangedel.Tombstone) (smallest, largest []byte) {
+	return tableBoundsEnd(p, ts, rangedel.BoundEnd)
+}
+
+// tableBoundsEnd is tableBounds with end giving the user key of a
+// tombstone's largest bound; before compaction cut tables inside
+// tombstones, db recorded the end itself.
+func tableBoundsEnd(p *sstable.Properties, ts []rangedel.Tombstone, end func([]byte) []byte) (smallest, largest []byte) {
 	smallest, largest = p.Smallest, p.Largest
 	for _, t := range ts {
 		lo := base.MakeInternalKey(t.Start, t.Seq, base.KindRangeDelete)
-		hi := base.MakeInternalKey(rangedel.BoundEnd(t.End), t.Seq, base.KindRangeDelete)
+		hi := base.MakeInternalKey(end(t.End), t.Seq, base.KindRangeDelete)
 		if smallest == nil || base.CompareInternal(lo, smallest) < 0 {
 			smallest = lo
 		}
