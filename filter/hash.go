@@ -3,13 +3,11 @@ package filter
 import (
 	"encoding/binary"
 	"math/bits"
-
-	"github.com/zeebo/xxh3"
 )
 
 // XXH3-64 constants for inputs of up to 32 bytes with seed 0: words of the
-// algorithm's default secret, at the byte offsets their names give, and the
-// multipliers of its final mixes.
+// algorithm's default secret (xxh3Secret in xxh3.go), at the byte offsets
+// their names give, and the multipliers of its final mixes.
 const (
 	xxh3Secret00 = 0xbe4ba423396cfeb8
 	xxh3Secret08 = 0x1cad21f72c81017c
@@ -18,6 +16,8 @@ const (
 	xxh3Secret32 = 0x78e5c0cc4ee679cb
 	xxh3Secret40 = 0x2172ffcc7dd05a82
 	xxh3Secret48 = 0x8e2443f7744608b8
+	xxh3Secret56 = 0x4c263a81e69035e0
+	xxh3Secret64 = 0xcb00c391bb52283c
 	xxh3Prime1   = 0x9e3779b185ebca87
 	xxh3AvalMul  = 0x165667919e3779f9
 )
@@ -29,8 +29,8 @@ const (
 // enough for the compiler to inline into a filter probe: a call per probe
 // costs more than the arithmetic, since it shrinks how many lookups the CPU
 // keeps in flight at once (see BENCHMARKS.md). Other lengths go to
-// keyHashOther. TestKeyHashIsXXH3 checks every length against
-// github.com/zeebo/xxh3.
+// keyHashOther. TestKeyHashIsXXH3 checks every length up to 1100 bytes, and
+// longer ones, against reference vectors (testdata/xxh3_vectors.txt).
 func keyHash(key []byte) uint64 {
 	if n := len(key); n > 8 && n <= 16 {
 		return hashMid(key, n)
@@ -46,19 +46,28 @@ func hashMid(key []byte, n int) uint64 {
 	return xxh3Avalanche(uint64(n) + bits.ReverseBytes64(lo) + hi + (mh ^ ml))
 }
 
-// keyHashOther returns XXH3-64 of a key that is not 9 to 16 bytes long:
-// 17 to 32 bytes here, the rest by github.com/zeebo/xxh3, which vectorises
-// long inputs.
+// keyHashOther returns XXH3-64 of a key that is not 9 to 16 bytes long (it
+// takes those too): 17 to 32 bytes here, the other lengths by the paths of
+// xxh3.go.
 func keyHashOther(key []byte) uint64 {
 	n := len(key)
-	if n <= 16 || n > 32 {
-		return xxh3.Hash(key)
+	switch {
+	case n <= 8:
+		return hashUpTo8(key)
+	case n <= 16:
+		return hashMid(key, n)
+	case n <= 32:
+		le := binary.LittleEndian
+		acc := uint64(n) * xxh3Prime1
+		acc += mulFold(le.Uint64(key)^xxh3Secret00, le.Uint64(key[8:])^xxh3Secret08)
+		acc += mulFold(le.Uint64(key[n-16:])^xxh3Secret16, le.Uint64(key[n-8:])^xxh3Secret24)
+		return xxh3Avalanche(acc)
+	case n <= 128:
+		return hash17To128(key)
+	case n <= 240:
+		return hash129To240(key)
 	}
-	le := binary.LittleEndian
-	acc := uint64(n) * xxh3Prime1
-	acc += mulFold(le.Uint64(key)^xxh3Secret00, le.Uint64(key[8:])^xxh3Secret08)
-	acc += mulFold(le.Uint64(key[n-16:])^xxh3Secret16, le.Uint64(key[n-8:])^xxh3Secret24)
-	return xxh3Avalanche(acc)
+	return hashLong(key)
 }
 
 func mulFold(x, y uint64) uint64 {

@@ -11,12 +11,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/greatroar/blobloom v0.8.1
 	github.com/seiflotfy/cuckoofilter v0.0.0-20240715131351-a2f2c23f1771
+	github.com/zeebo/xxh3 v1.1.0
 )
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/dgryski/go-metro v0.0.0-20200812162917-85c65e2d0165 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
-	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )
