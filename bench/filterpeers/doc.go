@@ -4,5 +4,7 @@
 // github.com/FastFilter/xorfilter and github.com/seiflotfy/cuckoofilter.
 //
 // It is a module of its own so that the engine never depends on them. It
-// holds benchmarks only; RESULTS.md records a run and the command behind it.
+// holds the benchmarks, whose run RESULTS.md records with its command, and
+// the cross-check of the filter package's own XXH3-64 against
+// github.com/zeebo/xxh3 (xxh3_test.go), which the engine no longer needs.
 package filterpeers
