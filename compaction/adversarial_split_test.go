@@ -125,7 +125,9 @@ func TestAdvMergeSplitModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		desc := func() string { return fmt.Sprintf("trial %d: entries %v tombstones %v smallest %d target %d", trial, es, ts, smallest, o.TargetFileSize) }
+		desc := func() string {
+			return fmt.Sprintf("trial %d: entries %v tombstones %v smallest %d target %d", trial, es, ts, smallest, o.TargetFileSize)
+		}
 		var outEs []advEntry
 		var outTs []rangedel.Tombstone
 		var prevHi []byte
