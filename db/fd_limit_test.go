@@ -5,8 +5,11 @@ package db
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // TestManyTablesUnderLowFileLimit opens a store of 400 level-0 tables with
@@ -14,15 +17,22 @@ import (
 // to keep its descriptor, so Gets and scans failed with "too many open
 // files" (issue 20: 38,979 of 42,858 Gets with 1,300 tables). A mapped
 // table now closes its descriptor once mapped: every read must succeed.
-// (With Options.DisableMmapReads the same test still fails: tables read
-// with pread keep their descriptors.)
+// With DisableMmapReads the tables are read with pread, and hold their
+// descriptors only while among Options.MaxOpenFiles most recently read
+// (by default half the soft limit): every read must succeed too.
 func TestManyTablesUnderLowFileLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 400 tables")
 	}
+	for _, mmap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mmap=%v", mmap), func(t *testing.T) { testManyTablesUnderLowFileLimit(t, mmap) })
+	}
+}
+
+func testManyTablesUnderLowFileLimit(t *testing.T, mmap bool) {
 	const tables = 400
 	dir := t.TempDir()
-	o := &Options{DisableAutomaticCompactions: true, L0StopWritesTrigger: 1 << 20, L0SlowdownWritesTrigger: 1 << 20}
+	o := &Options{DisableMmapReads: !mmap, DisableAutomaticCompactions: true, L0StopWritesTrigger: 1 << 20, L0SlowdownWritesTrigger: 1 << 20}
 	d := mustOpen(t, dir, o)
 	for i := 0; i < tables; i++ {
 		// Each table spans the whole key range, so every Get asks them all.
@@ -71,5 +81,72 @@ func TestManyTablesUnderLowFileLimit(t *testing.T) {
 	}
 	if err := it.Close(); err != nil || n != 2*tables {
 		t.Fatalf("the scan saw %d keys (%v), want %d", n, err, 2*tables)
+	}
+	if held := d.tables.files.held(); held > 64 {
+		t.Fatalf("%d descriptors held, over the default bound of 64 (half the limit of 128)", held)
+	}
+}
+
+// TestFileLimiter reads many files from many goroutines through a limiter
+// of 4 descriptors: every read returns the file's bytes, the limiter holds
+// at most its bound once the reads are done, and a closed file refuses
+// reads.
+func TestFileLimiter(t *testing.T) {
+	fs := vfs.NewMem()
+	const files = 40
+	for i := 0; i < files; i++ {
+		f, err := fs.Create(fmt.Sprintf("/f%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(fmt.Sprintf("file %02d contents", i)))
+		f.Close()
+	}
+	lim := newFileLimiter(fs, 4)
+	lfs := make([]*limitedFile, files)
+	for i := range lfs {
+		f, err := fs.Open(fmt.Sprintf("/f%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lfs[i] = lim.adopt(fmt.Sprintf("/f%02d", i), f)
+	}
+	if h := lim.held(); h != 4 {
+		t.Fatalf("%d descriptors held after adopting %d files, want 4", h, files)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			buf := make([]byte, 2)
+			for n := 0; n < 2000; n++ {
+				i := (g*31 + n*7) % files
+				if _, err := lfs[i].ReadAt(buf, 5); err != nil || string(buf) != fmt.Sprintf("%02d", i) {
+					errc <- fmt.Errorf("file %d: read %q, %v", i, buf, err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if h := lim.held(); h > 4 {
+		t.Fatalf("%d descriptors held when idle, over the bound of 4", h)
+	}
+	for _, lf := range lfs {
+		if err := lf.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h := lim.held(); h != 0 {
+		t.Fatalf("%d descriptors held after closing every file", h)
+	}
+	if _, err := lfs[0].ReadAt(make([]byte, 1), 0); !errors.Is(err, errFileClosed) {
+		t.Fatalf("a read after Close: %v", err)
 	}
 }

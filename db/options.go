@@ -159,10 +159,20 @@ type Options struct {
 	// on Unix) every open table is mapped, as LevelDB does on 64-bit
 	// systems, and a block-cache miss decodes the block straight from the
 	// page cache. Mapping costs address space, not memory; a device error
-	// under a mapping is returned as the read's error. At most 4,096
+	// under a mapping is returned as the read's error. At most 16,384
 	// tables are mapped at once (the rest use ReadAt), and none on 32-bit
 	// systems.
 	DisableMmapReads bool
+	// MaxOpenFiles bounds the file descriptors held by tables read with
+	// ReadAt (with DisableMmapReads, where the file system cannot map, or
+	// past the tables the store maps): each keeps its descriptor while it
+	// is among the MaxOpenFiles most recently read and reopens it on the
+	// next read after that (LevelDB's and Pebble's max_open_files). A
+	// mapped table holds no descriptor at all. Default: 1,000, or half the
+	// process's soft limit on open files (RLIMIT_NOFILE) when that is
+	// lower, and at least 16. The bound is soft: a read finding every
+	// descriptor busy opens one more rather than wait.
+	MaxOpenFiles int
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system
 	// supports it (the operating system's, on Linux) the log is written
@@ -246,6 +256,7 @@ type resolved struct {
 	Options
 	filterPolicy filter.Policy // nil when filters are off
 	prefixName   string        // Prefix.Name(), asked once: iterators compare it with each table's
+	maxOpenFiles int           // MaxOpenFiles, or its default
 }
 
 func (o *Options) resolve() (*resolved, error) {
@@ -263,6 +274,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("BlockSize %d is negative", r.BlockSize)
 	case r.BlockRestartInterval < 0:
 		return bad("BlockRestartInterval %d is negative", r.BlockRestartInterval)
+	case r.MaxOpenFiles < 0:
+		return bad("MaxOpenFiles %d is negative", r.MaxOpenFiles)
 	case r.BlockCacheSize < 0:
 		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
 	case r.ErrorIfExists && r.ErrorIfMissing:
@@ -356,6 +369,10 @@ func (o *Options) resolve() (*resolved, error) {
 	}
 	if r.Prefix != nil {
 		r.prefixName = r.Prefix.Name()
+	}
+	r.maxOpenFiles = r.MaxOpenFiles
+	if r.maxOpenFiles == 0 {
+		r.maxOpenFiles = defaultMaxOpenFiles()
 	}
 	return &r, nil
 }

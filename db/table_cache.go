@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"github.com/bloomkv/bloomkv/filter"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type tableCache struct {
 	shards   [tableCacheShards]tableShard
 	mapped   atomic.Int64 // tables read through a memory map
 	mapLimit int64        // maxMappedTables; tests lower it
+	files    *fileLimiter // the descriptors of the tables read with ReadAt
 	// closed is set by close before it releases the entries; a get after
 	// it fails with ErrClosed and never opens (or maps) a table again.
 	closed atomic.Bool
@@ -87,7 +89,7 @@ func (tc *tableCache) shard(num uint64) *tableShard { return &tc.shards[num%tabl
 type tableEntry struct {
 	once sync.Mutex // serializes opening and releasing
 	r    atomic.Pointer[sstable.Reader]
-	f    vfs.File
+	f    io.Closer    // the table's file; nil for a mapped table, whose descriptor was closed at open
 	m    *vfs.Mapping // nil when the table is read with ReadAt
 	done bool         // released
 	// mapped is the table cache's count of mapped tables, which release
@@ -120,7 +122,7 @@ func (e *tableEntry) release() error {
 }
 
 func newTableCache(d *DB) *tableCache {
-	return &tableCache{d: d, mapLimit: maxMappedTables}
+	return &tableCache{d: d, mapLimit: maxMappedTables, files: newFileLimiter(d.fs, d.opts.maxOpenFiles)}
 }
 
 // get returns the open reader of a table, opening it on first use. A
@@ -174,7 +176,7 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 	return r, nil
 }
 
-func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.File, *vfs.Mapping, error) {
+func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, io.Closer, *vfs.Mapping, error) {
 	d := tc.d
 	name := tableFileName(d.dirname, meta.FileNum)
 	f, err := d.fs.Open(name)
@@ -210,13 +212,21 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 			d.events.warn("mapping table failed; reading it with pread", "table", meta.FileNum, "err", err)
 		}
 	}
-	r, err := sstable.NewReader(f, size, ro)
+	// A table read with ReadAt holds its descriptor only while among the
+	// Options.MaxOpenFiles most recently read.
+	var ra io.ReaderAt = f
+	var file io.Closer = f
+	if m == nil {
+		lf := tc.files.adopt(name, f)
+		ra, file = lf, lf
+	}
+	r, err := sstable.NewReader(ra, size, ro)
 	if err != nil {
 		if m != nil {
 			_ = m.Unmap()
 			tc.mapped.Add(-1)
 		}
-		f.Close()
+		file.Close()
 		return nil, nil, nil, fmt.Errorf("table %06d: %w", meta.FileNum, err)
 	}
 	if m != nil {
@@ -229,9 +239,9 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, vfs.Fi
 			tc.mapped.Add(-1)
 			return nil, nil, nil, fmt.Errorf("table %06d: closing its descriptor after mapping it: %w", meta.FileNum, err)
 		}
-		f = nil
+		file = nil
 	}
-	return r, f, m, nil
+	return r, file, m, nil
 }
 
 // evict closes a table's reader and drops its cached blocks.

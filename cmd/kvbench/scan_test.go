@@ -209,7 +209,9 @@ func TestScanBenchmarks(t *testing.T) {
 	// An absent prefix is ruled out by the prefix filter; an empty range
 	// inside an existing prefix only by the range filter (the prefix
 	// filter skips just the tables that lack the prefix).
-	if r := with["seekprefix"]; r.prefixSkipped < r.prefixChecks*9/10 || r.prefixChecks < r.ops {
+	// A prefix that falls between two tables' key ranges (or past the
+	// last) is checked by no table: most scans check one at least.
+	if r := with["seekprefix"]; r.prefixSkipped < r.prefixChecks*9/10 || r.prefixChecks < r.ops*9/10 {
 		t.Errorf("seekprefix: prefix filter skipped %d of %d checks", r.prefixSkipped, r.prefixChecks)
 	}
 	if r := with["scanempty"]; r.prefixSkipped >= r.prefixChecks || r.rangeSkipped == 0 || r.rangeSkipped != r.rangeChecks {
