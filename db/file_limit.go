@@ -1,7 +1,6 @@
 package db
 
 import (
-	"container/list"
 	"errors"
 	"sync"
 
@@ -18,23 +17,43 @@ type fileLimiter struct {
 	fs   vfs.FS
 	max  int
 	mu   sync.Mutex
-	open int        // descriptors held
-	idle *list.List // of *limitedFile with a descriptor and no read in flight, most recent first
+	open int // descriptors held
+	// idle lists the files with a descriptor and no read in flight, most
+	// recently read first: a ring through idle.next and idle.prev (an
+	// intrusive list, so a read allocates nothing).
+	idle limitedFile
 }
 
 func newFileLimiter(fs vfs.FS, max int) *fileLimiter {
-	return &fileLimiter{fs: fs, max: max, idle: list.New()}
+	l := &fileLimiter{fs: fs, max: max}
+	l.idle.next, l.idle.prev = &l.idle, &l.idle
+	return l
+}
+
+// pushIdle puts lf at the front of the idle list.
+func (l *fileLimiter) pushIdle(lf *limitedFile) {
+	lf.prev, lf.next = &l.idle, l.idle.next
+	lf.next.prev, l.idle.next = lf, lf
+}
+
+// removeIdle takes lf off the idle list, if it is there.
+func (l *fileLimiter) removeIdle(lf *limitedFile) {
+	if lf.next == nil {
+		return
+	}
+	lf.prev.next, lf.next.prev = lf.next, lf.prev
+	lf.prev, lf.next = nil, nil
 }
 
 // limitedFile is a table file read through a fileLimiter: an io.ReaderAt
 // whose descriptor may be closed between reads.
 type limitedFile struct {
-	lim    *fileLimiter
-	name   string
-	f      vfs.File      // nil while closed
-	refs   int           // reads in flight
-	elem   *list.Element // in lim.idle while idle with a descriptor
-	closed bool
+	lim        *fileLimiter
+	name       string
+	f          vfs.File     // nil while closed
+	refs       int          // reads in flight
+	prev, next *limitedFile // in lim.idle while idle with a descriptor; nil otherwise
+	closed     bool
 }
 
 // adopt wraps the open file f of name, counting its descriptor; it is
@@ -43,7 +62,7 @@ func (l *fileLimiter) adopt(name string, f vfs.File) *limitedFile {
 	lf := &limitedFile{lim: l, name: name, f: f}
 	l.mu.Lock()
 	l.open++
-	lf.elem = l.idle.PushFront(lf)
+	l.pushIdle(lf)
 	l.trimLocked()
 	l.mu.Unlock()
 	return lf
@@ -53,13 +72,11 @@ func (l *fileLimiter) adopt(name string, f vfs.File) *limitedFile {
 // most max are held (or none is idle).
 func (l *fileLimiter) trimLocked() {
 	for l.open > l.max {
-		e := l.idle.Back()
-		if e == nil {
-			return
+		lf := l.idle.prev
+		if lf == &l.idle {
+			return // nothing idle
 		}
-		lf := e.Value.(*limitedFile)
-		l.idle.Remove(e)
-		lf.elem = nil
+		l.removeIdle(lf)
 		_ = lf.f.Close() // read-only: nothing to lose
 		lf.f = nil
 		l.open--
@@ -89,9 +106,8 @@ func (lf *limitedFile) ReadAt(p []byte, off int64) (int, error) {
 			return 0, err
 		}
 		lf.f = f
-	} else if lf.elem != nil {
-		l.idle.Remove(lf.elem)
-		lf.elem = nil
+	} else {
+		l.removeIdle(lf)
 	}
 	lf.refs++
 	f := lf.f
@@ -107,7 +123,7 @@ func (lf *limitedFile) ReadAt(p []byte, off int64) (int, error) {
 			lf.f = nil
 			l.open--
 		} else {
-			lf.elem = l.idle.PushFront(lf)
+			l.pushIdle(lf)
 			l.trimLocked()
 		}
 	}
@@ -125,10 +141,7 @@ func (lf *limitedFile) Close() error {
 		return nil
 	}
 	lf.closed = true
-	if lf.elem != nil {
-		l.idle.Remove(lf.elem)
-		lf.elem = nil
-	}
+	l.removeIdle(lf)
 	if lf.f != nil && lf.refs == 0 {
 		err := lf.f.Close()
 		lf.f = nil
