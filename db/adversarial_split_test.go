@@ -28,34 +28,7 @@ import (
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
-type advModel map[string]string
-
-func (m advModel) clone() advModel {
-	c := make(advModel, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
-func (m advModel) delRange(lo, hi string) {
-	for k := range m {
-		if lo <= k && k < hi {
-			delete(m, k)
-		}
-	}
-}
-
-func (m advModel) sorted(lo, hi *string) []string {
-	var ks []string
-	for k := range m {
-		if (lo == nil || k >= *lo) && (hi == nil || k < *hi) {
-			ks = append(ks, k)
-		}
-	}
-	sort.Strings(ks)
-	return ks
-}
+// The model is adversarial16_test.go's a16model.
 
 // advAlphabet holds the bytes keys are made of: zero bytes (so that keys
 // end in 0x00 and t+"\x00" is itself a key), 0xff and two ordinary bytes.
@@ -93,7 +66,7 @@ func advAllKeys() []string {
 
 // advPoints checks Get and MultiGet of every probe (MultiGet in one
 // shuffled batch with duplicates, and in slices of odd sizes) against m.
-func advPoints(t testing.TB, d *DB, snap *Snapshot, m advModel, probes []string, rng *rand.Rand, what string) {
+func advPoints(t testing.TB, d *DB, snap *Snapshot, m a16model, probes []string, rng *rand.Rand, what string) {
 	t.Helper()
 	ro := &ReadOptions{Snapshot: snap}
 	check := func(how, k string, v []byte, err error) {
@@ -131,7 +104,7 @@ func advPoints(t testing.TB, d *DB, snap *Snapshot, m advModel, probes []string,
 
 // advScan checks forward and backward scans within [lo, hi) (nil: open)
 // and Seek at some probes against m.
-func advScan(t testing.TB, d *DB, snap *Snapshot, lo, hi *string, m advModel, probes []string, what string) {
+func advScan(t testing.TB, d *DB, snap *Snapshot, lo, hi *string, m a16model, probes []string, what string) {
 	t.Helper()
 	ro := &ReadOptions{Snapshot: snap}
 	if lo != nil {
@@ -140,7 +113,7 @@ func advScan(t testing.TB, d *DB, snap *Snapshot, lo, hi *string, m advModel, pr
 	if hi != nil {
 		ro.UpperBound = []byte(*hi)
 	}
-	want := m.sorted(lo, hi)
+	want := m.keysIn(lo, hi)
 	it := d.NewIterator(ro)
 	defer it.Close()
 	var got []string
@@ -266,10 +239,10 @@ func advRun(t *testing.T, seed int64, ops int, o *Options, dir string, reopen bo
 	rng := rand.New(rand.NewSource(seed))
 	d := mustOpen(t, dir, o)
 	defer func() { d.Close() }()
-	m := advModel{}
+	m := a16model{}
 	type snapM struct {
 		s *Snapshot
-		m advModel
+		m a16model
 	}
 	var snaps []snapM
 	probes := advAllKeys()
@@ -433,7 +406,7 @@ func TestAdvSplitKvtoolCheck(t *testing.T) {
 	// tables and are split there.
 	rng := rand.New(rand.NewSource(99))
 	d := mustOpen(t, dir, o)
-	m := advModel{}
+	m := a16model{}
 	for i := 0; i < 300; i++ {
 		k := advKey(rng)
 		d.Put([]byte(k), []byte("v"+k), nil)
@@ -480,7 +453,7 @@ func TestAdvSplitTombstoneStartsBetweenKeys(t *testing.T) {
 	o := &Options{FS: vfs.NewMem(), WriteBufferSize: 1 << 10, TargetFileSize: 1, BlockSize: 64, LBaseMaxBytes: 1 << 10, L0CompactionTrigger: 2}
 	d := mustOpen(t, "/db", o)
 	defer func() { d.Close() }()
-	m := advModel{}
+	m := a16model{}
 	put := func(k string) {
 		if err := d.Put([]byte(k), []byte("v"+k), nil); err != nil {
 			t.Fatal(err)
@@ -553,7 +526,7 @@ func TestAdvSplitCrashReopen(t *testing.T) {
 	d := mustOpen(t, "/db", o)
 	defer d.Close()
 	rng := rand.New(rand.NewSource(5))
-	m := advModel{}
+	m := a16model{}
 	for i := 0; i < 400; i++ {
 		k := advKey(rng)
 		d.Put([]byte(k), []byte("a"+k), nil)
@@ -614,10 +587,10 @@ func TestAdvMultiGetBigBatches(t *testing.T) {
 			d := mustOpen(t, "/db", &o)
 			defer d.Close()
 			rng := rand.New(rand.NewSource(3))
-			m := advModel{}
+			m := a16model{}
 			key := func() string { return fmt.Sprintf("k%04d", rng.Intn(3000)) }
 			var snaps []*Snapshot
-			var models []advModel
+			var models []a16model
 			for round := 0; round < 10; round++ {
 				for i := 0; i < 500; i++ {
 					k := key()
@@ -900,7 +873,7 @@ func TestAdvGrafiteScansAgainstModel(t *testing.T) {
 			d := mustOpen(t, "/db", o)
 			defer d.Close()
 			rng := rand.New(rand.NewSource(int64(bpk)))
-			m := advModel{}
+			m := a16model{}
 			var keys []string
 			for i := 0; i < 3000; i++ {
 				var k string
@@ -937,7 +910,7 @@ func TestAdvGrafiteScansAgainstModel(t *testing.T) {
 			probes = append(probes, advAllKeys()...)
 			for i := 0; i < 3000; i++ {
 				lo, hi := probes[rng.Intn(len(probes))], probes[rng.Intn(len(probes))]
-				want := m.sorted(&lo, &hi)
+				want := m.keysIn(&lo, &hi)
 				it := d.NewIterator(&ReadOptions{LowerBound: []byte(lo), UpperBound: []byte(hi)})
 				var got []string
 				for ok := it.First(); ok; ok = it.Next() {
@@ -1072,7 +1045,7 @@ func TestAdvSplitPiecesReclaimed(t *testing.T) {
 	defer func() { d.Close() }()
 	rng := rand.New(rand.NewSource(2))
 	val := make([]byte, 100)
-	m := advModel{}
+	m := a16model{}
 	for i := 0; i < 3000; i++ {
 		rng.Read(val)
 		d.Put(a16key(i), val, nil)
