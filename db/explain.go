@@ -254,13 +254,8 @@ func (t *LookupTrace) Summary() (filterNo, falsePositives, blocksRead, blocksCac
 		case OutcomeFalsePositive:
 			falsePositives++
 		}
-		for _, b := range s.Blocks {
-			if b.Cached {
-				blocksCached++
-			} else {
-				blocksRead++
-			}
-		}
+		r, c := countBlocks(s.Blocks)
+		blocksRead, blocksCached = blocksRead+r, blocksCached+c
 	}
 	return
 }
@@ -303,19 +298,37 @@ func (t *LookupTrace) String() string {
 			}
 			if s.Outcome != OutcomeFilterNo {
 				b.WriteString(" → index (in memory)")
-				for _, bl := range s.Blocks {
-					if bl.Cached {
-						fmt.Fprintf(&b, " → block @%d (cache, %s)", bl.Offset, kib(bl.DecodedSize))
-					} else {
-						fmt.Fprintf(&b, " → block @%d (file, %s → %s)", bl.Offset, kib(int(bl.StoredSize)), kib(bl.DecodedSize))
-					}
-				}
+				writeBlocks(&b, s.Blocks)
 				fmt.Fprintf(&b, " → %s", s.Outcome)
 			}
 		}
 		fmt.Fprintf(&b, "  (%s)\n", roundDuration(s.Elapsed))
 	}
 	return b.String()
+}
+
+// countBlocks counts the blocks read from the file and from the cache.
+func countBlocks(blocks []sstable.BlockRead) (read, cached int) {
+	for _, bl := range blocks {
+		if bl.Cached {
+			cached++
+		} else {
+			read++
+		}
+	}
+	return read, cached
+}
+
+// writeBlocks renders a step's data block reads, " → block @off (...)"
+// each.
+func writeBlocks(b *strings.Builder, blocks []sstable.BlockRead) {
+	for _, bl := range blocks {
+		if bl.Cached {
+			fmt.Fprintf(b, " → block @%d (cache, %s)", bl.Offset, kib(bl.DecodedSize))
+		} else {
+			fmt.Fprintf(b, " → block @%d (file, %s → %s)", bl.Offset, kib(int(bl.StoredSize)), kib(bl.DecodedSize))
+		}
+	}
 }
 
 func plural(n int, what string) string {
@@ -517,13 +530,8 @@ func (t *SeekTrace) String() string {
 		if s.Outcome == SeekPrefixFilterNo || s.Outcome == SeekRangeFilterNo {
 			skipped++
 		}
-		for _, bl := range s.Blocks {
-			if bl.Cached {
-				cached++
-			} else {
-				read++
-			}
-		}
+		r, c := countBlocks(s.Blocks)
+		read, cached = read+r, cached+c
 	}
 	fmt.Fprintf(&b, "seek %q", t.Key)
 	if t.Lower != nil || t.Upper != nil {
@@ -543,13 +551,7 @@ func (t *SeekTrace) String() string {
 		}
 		if s.Level >= 0 {
 			b.WriteString("index (in memory)")
-			for _, bl := range s.Blocks {
-				if bl.Cached {
-					fmt.Fprintf(&b, " → block @%d (cache, %s)", bl.Offset, kib(bl.DecodedSize))
-				} else {
-					fmt.Fprintf(&b, " → block @%d (file, %s → %s)", bl.Offset, kib(int(bl.StoredSize)), kib(bl.DecodedSize))
-				}
-			}
+			writeBlocks(&b, s.Blocks)
 			b.WriteString(" → ")
 		}
 		if s.First != nil {

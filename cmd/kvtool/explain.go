@@ -54,22 +54,17 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 			return err
 		}
 		defer closeStore(d, &err)
+		var tr fmt.Stringer
 		if *seek {
-			tr, err := d.ExplainSeek(key, &ro)
-			if err != nil {
+			if tr, err = d.ExplainSeek(key, &ro); err != nil {
 				return err
 			}
-			if *asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(tr)
+		} else {
+			_, lt, _ := d.ExplainGet(key, nil)
+			if lt.Err != "" {
+				return fmt.Errorf("%s", lt.Err)
 			}
-			_, err = io.WriteString(stdout, tr.String())
-			return err
-		}
-		_, tr, _ := d.ExplainGet(key, nil)
-		if tr.Err != "" {
-			return fmt.Errorf("%s", tr.Err)
+			tr = lt
 		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
