@@ -150,3 +150,30 @@ func TestFileLimiter(t *testing.T) {
 		t.Fatalf("a read after Close: %v", err)
 	}
 }
+
+// TestMaxOpenFilesOption reads a store of 30 tables (on MemFS, which
+// cannot map, so every table is read with ReadAt) with MaxOpenFiles 4:
+// every key reads back and at most 4 descriptors are held between reads.
+func TestMaxOpenFilesOption(t *testing.T) {
+	o := &Options{FS: vfs.NewMem(), MaxOpenFiles: 4, DisableAutomaticCompactions: true, DisableBlockCache: true}
+	d := mustOpen(t, "/db", o)
+	defer d.Close()
+	for i := 0; i < 30; i++ {
+		if err := d.Put([]byte(fmt.Sprintf("key%03d", i)), []byte(fmt.Sprint(i)), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 30; i++ {
+			if v, err := d.Get([]byte(fmt.Sprintf("key%03d", i)), nil); err != nil || string(v) != fmt.Sprint(i) {
+				t.Fatalf("Get(key%03d) = %q, %v", i, v, err)
+			}
+			if h := d.tables.files.held(); h > 4 {
+				t.Fatalf("%d descriptors held, MaxOpenFiles 4", h)
+			}
+		}
+	}
+}
