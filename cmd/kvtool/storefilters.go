@@ -314,6 +314,9 @@ func storeScanFilters(dir string) (prefix filter.Prefix, rangePolicy filter.Rang
 	if err != nil {
 		return nil, nil
 	}
+	// One readable table a level is enough (a level's tables are written
+	// with the same options, unless the store was reopened with others):
+	// opening every table here would read each one twice.
 	for _, files := range st.version.Files {
 		for _, f := range files {
 			r, fl, err := openTable(tablePath(dir, f.FileNum), false)
@@ -333,6 +336,7 @@ func storeScanFilters(dir string) (prefix filter.Prefix, rangePolicy filter.Rang
 			if prefix != nil && rangePolicy != nil {
 				return prefix, rangePolicy
 			}
+			break // the next level
 		}
 	}
 	return prefix, rangePolicy
