@@ -8,7 +8,7 @@ import (
 
 // FuzzKeyHash checks keyHash against xxh3Spec, the specification's
 // pseudo-code in Go, on arbitrary keys. (TestKeyHashIsXXH3 holds both to
-// vectors made by github.com/zeebo/xxh3 and bench/filterpeers compares with
+// vectors made by github.com/zeebo/xxh3 and cmd/kvbench/filterpeers compares with
 // that library on random keys.)
 func FuzzKeyHash(f *testing.F) {
 	for _, s := range []string{"", "a", "abc", "abcdefgh", "abcdefghi", "0000000000001234", "abcdefghijklmnopq", "user0000000000000000000000000042", "abcdefghijklmnopqrstuvwxyz0123456"} {

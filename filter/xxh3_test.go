@@ -15,7 +15,7 @@ import (
 )
 
 // The inputs of testdata/xxh3_vectors.txt: the hash of length n is over the
-// first n bytes of each pattern. bench/filterpeers makes the file with
+// first n bytes of each pattern. cmd/kvbench/filterpeers makes the file with
 // github.com/zeebo/xxh3 from the same two patterns (TestXXH3Vectors there).
 
 // xxh3SanityPattern returns the first n bytes of xxHash's own sanity-test

@@ -22,7 +22,7 @@ import (
 
 	"github.com/golang/snappy"
 
-	"github.com/bloomkv/bloomkv/bench/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
 )

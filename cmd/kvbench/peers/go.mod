@@ -1,8 +1,8 @@
-module github.com/bloomkv/bloomkv/bench/peers
+module github.com/bloomkv/bloomkv/cmd/kvbench/peers
 
 go 1.24
 
-replace github.com/bloomkv/bloomkv => ../..
+replace github.com/bloomkv/bloomkv => ../../..
 
 require (
 	github.com/bloomkv/bloomkv v0.0.0-00010101000000-000000000000

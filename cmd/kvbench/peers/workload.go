@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/bloomkv/bloomkv/bench/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // The workload loop of cmd/kvbench, cut down to what the peer comparison

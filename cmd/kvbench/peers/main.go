@@ -50,7 +50,7 @@
 // Every engine draws the same keys (same seeds), so the found counts must
 // agree; the program says so when they do not.
 //
-// Usage (from bench/peers):
+// Usage (from cmd/kvbench/peers):
 //
 //	go run . --num=1000000 --reads=300000
 package main

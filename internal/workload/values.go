@@ -1,5 +1,5 @@
 // Package workload holds what bloomkv's benchmark programs share, so that
-// cmd/kvbench and the peers module (bench/peers) draw the same values.
+// cmd/kvbench and the peers module (cmd/kvbench/peers) draw the same values.
 package workload
 
 import "math/rand/v2"

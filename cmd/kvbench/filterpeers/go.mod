@@ -1,8 +1,8 @@
-module github.com/bloomkv/bloomkv/bench/filterpeers
+module github.com/bloomkv/bloomkv/cmd/kvbench/filterpeers
 
 go 1.24
 
-replace github.com/bloomkv/bloomkv => ../..
+replace github.com/bloomkv/bloomkv => ../../..
 
 require (
 	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a

@@ -75,7 +75,7 @@ func makeVectors() []byte {
 # (byte i is the top byte of 2654435761 * 11400714785074694797^i mod 2^64),
 # the hash of the first n bytes of the little-endian outputs of splitmix64
 # from state 0. Package filter's TestKeyHashIsXXH3 checks keyHash against it.
-# Made by: cd bench/filterpeers && go test -run TestXXH3Vectors -update
+# Made by: cd cmd/kvbench/filterpeers && go test -run TestXXH3Vectors -update
 `)
 	for _, n := range ls {
 		fmt.Fprintf(&buf, "%d %016x %016x\n", n, xxh3.Hash(sanity[:n]), xxh3.Hash(mix[:n]))
