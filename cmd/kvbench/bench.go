@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 

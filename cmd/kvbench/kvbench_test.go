@@ -22,9 +22,9 @@ import (
 
 	"github.com/golang/snappy"
 
-	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 func TestFormatKey(t *testing.T) {
