@@ -19,14 +19,18 @@
 //	5  compact pointer  level, internal key
 //	6  deleted file     level, file number
 //	9  prev log number  uvarint
-//	10 new file         level, file number, size, smallest internal key,
-//	                    largest internal key, smallest seq, largest seq
+//	7  new file         level, file number, size, smallest internal key,
+//	   (LevelDB's)      largest internal key
+//	10 new file         tag 7's payload, then smallest seq, largest seq
 //	11 new file with    tag 10's payload, then the number of range
 //	   range tombstones tombstones in the table (>= 1)
 //
-// The tag numbers follow LevelDB's where the payload is the same; LevelDB's
-// tag 7 (a new file without sequence numbers) and tag 8 are not used, and
-// every unknown tag is a decoding error. Decode checks every length against
+// Tags 1 to 7 and 9 are LevelDB's (and goleveldb's) with the same payloads,
+// so Decode reads a LevelDB MANIFEST as it is. Tag 7 carries no sequence
+// numbers: its table is marked SeqsUnknown. Encode writes bloomkv's tags 10
+// and 11; EncodeLevelDB writes tag 7 instead and refuses a table with range
+// tombstones, which LevelDB cannot read. LevelDB's obsolete tag 8 and every
+// other unknown tag is a decoding error. Decode checks every length against
 // the remaining input before it slices or allocates, so hostile input can
 // make it allocate at most about the input's size, and every error wraps
 // base.ErrCorruption.
@@ -45,7 +49,10 @@
 // readers. Its FileMetadata values are shared between versions and must not
 // be modified. Level 0 is ordered newest first: by LargestSeq descending,
 // ties broken by FileNum descending, so a reader that walks L0 in order sees
-// newer entries before older ones. Levels 1 and up are ordered by Smallest
+// newer entries before older ones; two tables one of which has unknown
+// sequence numbers are ordered by FileNum descending alone, LevelDB's rule.
+// The two rules agree because the db package numbers level-0 tables in the
+// order their memtables were frozen, as LevelDB does. Levels 1 and up are ordered by Smallest
 // and their files' user-key ranges are disjoint: no user key appears in two
 // files of one level (so the versions of one user key are never split across
 // two files of a level >= 1, and FindFile can answer with one file).

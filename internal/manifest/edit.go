@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -19,6 +20,9 @@ const (
 	tagLastSequence   = 4
 	tagCompactPointer = 5
 	tagDeletedFile    = 6
+	// tagNewFileLevelDB is LevelDB's new-file tag: tagNewFile's payload
+	// without the sequence numbers.
+	tagNewFileLevelDB = 7
 	tagPrevLogNumber  = 9
 	tagNewFile        = 10
 	// tagNewFileRangeDels is tagNewFile followed by the number of range
@@ -77,8 +81,31 @@ type VersionEdit struct {
 
 // Encode appends the encoding of e to dst and returns the extended slice.
 // Every NewFiles entry must have a non-nil Meta. Encode does not validate e;
-// an edit that breaks the invariants encodes, but Decode rejects it.
+// an edit that breaks the invariants encodes, but Decode rejects it. A table
+// whose sequence numbers are unknown is written with LevelDB's tag 7.
 func (e *VersionEdit) Encode(dst []byte) []byte {
+	dst, _ = e.encode(dst, false)
+	return dst
+}
+
+// ErrNotLevelDB is returned by EncodeLevelDB for an edit that LevelDB's
+// encoding cannot express: a table with range tombstones.
+var ErrNotLevelDB = errors.New("manifest: edit cannot be written in LevelDB's encoding")
+
+// EncodeLevelDB appends e in LevelDB's encoding: every new table with tag
+// 7, without its sequence numbers, so that LevelDB and goleveldb can read
+// the MANIFEST. It fails with ErrNotLevelDB, appending nothing, when a new
+// table holds range tombstones.
+func (e *VersionEdit) EncodeLevelDB(dst []byte) ([]byte, error) {
+	for _, n := range e.NewFiles {
+		if n.Meta.RangeDels > 0 {
+			return dst, fmt.Errorf("%w: table %06d holds %d range tombstones", ErrNotLevelDB, n.Meta.FileNum, n.Meta.RangeDels)
+		}
+	}
+	return e.encode(dst, true)
+}
+
+func (e *VersionEdit) encode(dst []byte, leveldb bool) ([]byte, error) {
 	if e.Comparer != "" {
 		dst = binary.AppendUvarint(dst, tagComparer)
 		dst = appendBytes(dst, []byte(e.Comparer))
@@ -111,23 +138,29 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	}
 	for _, n := range e.NewFiles {
 		m := n.Meta
-		if m.RangeDels > 0 {
-			dst = binary.AppendUvarint(dst, tagNewFileRangeDels)
-		} else {
-			dst = binary.AppendUvarint(dst, tagNewFile)
+		tag := uint64(tagNewFile)
+		switch {
+		case leveldb || (m.SeqsUnknown && m.RangeDels == 0):
+			tag = tagNewFileLevelDB
+		case m.RangeDels > 0:
+			tag = tagNewFileRangeDels
 		}
+		dst = binary.AppendUvarint(dst, tag)
 		dst = binary.AppendUvarint(dst, uint64(n.Level))
 		dst = binary.AppendUvarint(dst, m.FileNum)
 		dst = binary.AppendUvarint(dst, m.Size)
 		dst = appendBytes(dst, m.Smallest)
 		dst = appendBytes(dst, m.Largest)
+		if tag == tagNewFileLevelDB {
+			continue
+		}
 		dst = binary.AppendUvarint(dst, m.SmallestSeq)
 		dst = binary.AppendUvarint(dst, m.LargestSeq)
-		if m.RangeDels > 0 {
+		if tag == tagNewFileRangeDels {
 			dst = binary.AppendUvarint(dst, m.RangeDels)
 		}
 	}
-	return dst
+	return dst, nil
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -230,7 +263,7 @@ func (e *VersionEdit) Decode(src []byte) error {
 				return err
 			}
 			out.DeletedFiles = append(out.DeletedFiles, DeletedFileEntry{Level: level, FileNum: num})
-		case tagNewFile, tagNewFileRangeDels:
+		case tagNewFileLevelDB, tagNewFile, tagNewFileRangeDels:
 			level, err := d.level()
 			if err != nil {
 				return err
@@ -248,11 +281,15 @@ func (e *VersionEdit) Decode(src []byte) error {
 			if m.Largest, err = d.bytes("largest key"); err != nil {
 				return err
 			}
-			if m.SmallestSeq, err = d.uvarint("smallest seq"); err != nil {
-				return err
-			}
-			if m.LargestSeq, err = d.uvarint("largest seq"); err != nil {
-				return err
+			if tag == tagNewFileLevelDB {
+				m.UnknownSeqs()
+			} else {
+				if m.SmallestSeq, err = d.uvarint("smallest seq"); err != nil {
+					return err
+				}
+				if m.LargestSeq, err = d.uvarint("largest seq"); err != nil {
+					return err
+				}
 			}
 			if tag == tagNewFileRangeDels {
 				if m.RangeDels, err = d.uvarint("range tombstones"); err != nil {

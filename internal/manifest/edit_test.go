@@ -120,7 +120,8 @@ func TestEditDecodeErrors(t *testing.T) {
 		in   []byte
 	}{
 		{"unknown tag", field(99, 1)},
-		{"leveldb new file tag 7", field(7, 1, 7, 100, ik("a", 1), ik("b", 1))},
+		{"leveldb obsolete tag 8", field(8, 1, ik("a", 1))},
+		{"leveldb new file tag 7 truncated", field(7, 1, 7, 100, ik("a", 1))},
 		{"tag 0", field(0)},
 		{"truncated varint", []byte{tagLogNumber, 0x80}},
 		{"varint overflow", append([]byte{tagLogNumber}, bytes.Repeat([]byte{0xff}, 10)...)},
@@ -268,6 +269,7 @@ func FuzzVersionEditDecode(f *testing.F) {
 	f.Add(v.Snapshot(100, 50, 7, "bloomkv.bytewise").Encode(nil))
 	f.Add([]byte{})
 	f.Add(field(tagComparer, ^uint64(0)))
+	f.Add(levelDBEdit())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeChecked(t, data)
 		var e VersionEdit

@@ -85,6 +85,10 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 			m.Smallest = base.MakeInternalKey(a, k1, base.KindRangeDelete)
 		}
 	}
+	if m.RangeDels == 0 && rng.Intn(4) == 0 {
+		// A table recorded by LevelDB (tag 7): no sequence numbers.
+		m.UnknownSeqs()
+	}
 	return m
 }
 

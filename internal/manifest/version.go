@@ -27,6 +27,20 @@ type FileMetadata struct {
 	// tombstone's end (kind base.KindRangeDelete), which the tombstone
 	// excludes, so the table claims one user key more than it holds.
 	RangeDels uint64
+	// SeqsUnknown is set for a table recorded in LevelDB's encoding (tag
+	// 7), which carries no sequence numbers: SmallestSeq is then 0 and
+	// LargestSeq base.MaxSeqNum, bounds that hold for any table, and level
+	// 0 orders the table by its file number (see the package
+	// documentation).
+	SeqsUnknown bool
+}
+
+// UnknownSeqs marks m as a table whose sequence numbers are not recorded
+// (LevelDB's MANIFEST encoding): SeqsUnknown, SmallestSeq 0, LargestSeq
+// base.MaxSeqNum.
+func (m *FileMetadata) UnknownSeqs() {
+	m.SeqsUnknown = true
+	m.SmallestSeq, m.LargestSeq = 0, base.MaxSeqNum
 }
 
 // check reports whether m meets the invariants in the package documentation.
@@ -42,6 +56,9 @@ func (m *FileMetadata) check() error {
 	if base.CompareInternal(m.Smallest, m.Largest) > 0 {
 		return fmt.Errorf("smallest key %s > largest key %s",
 			base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest))
+	}
+	if m.SeqsUnknown && (m.SmallestSeq != 0 || m.LargestSeq != base.MaxSeqNum) {
+		return fmt.Errorf("sequence range [%d,%d] recorded for a table whose sequence numbers are unknown", m.SmallestSeq, m.LargestSeq)
 	}
 	if m.SmallestSeq > m.LargestSeq || m.LargestSeq > base.MaxSeqNum {
 		return fmt.Errorf("bad sequence range [%d,%d]", m.SmallestSeq, m.LargestSeq)
@@ -59,11 +76,15 @@ func (m *FileMetadata) check() error {
 func (m *FileMetadata) smallestUkey() []byte { return base.UserKey(m.Smallest) }
 func (m *FileMetadata) largestUkey() []byte  { return base.UserKey(m.Largest) }
 
-// String renders m as "num size [smallest .. largest] seqs=[s,l]".
+// String renders m as "num size [smallest .. largest] seqs=[s,l]" (or
+// seqs=unknown).
 func (m *FileMetadata) String() string {
-	s := fmt.Sprintf("%06d size=%d [%s .. %s] seqs=[%d,%d]", m.FileNum, m.Size,
-		base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest),
-		m.SmallestSeq, m.LargestSeq)
+	seqs := fmt.Sprintf("[%d,%d]", m.SmallestSeq, m.LargestSeq)
+	if m.SeqsUnknown {
+		seqs = "unknown"
+	}
+	s := fmt.Sprintf("%06d size=%d [%s .. %s] seqs=%s", m.FileNum, m.Size,
+		base.FormatInternalKey(m.Smallest), base.FormatInternalKey(m.Largest), seqs)
 	if m.RangeDels > 0 {
 		s += fmt.Sprintf(" rangedels=%d", m.RangeDels)
 	}
@@ -211,7 +232,7 @@ func checkOrdering(level int, files []*FileMetadata) error {
 func sortLevel(level int, files []*FileMetadata) {
 	if level == 0 {
 		slices.SortFunc(files, func(a, b *FileMetadata) int {
-			if a.LargestSeq != b.LargestSeq {
+			if !a.SeqsUnknown && !b.SeqsUnknown && a.LargestSeq != b.LargestSeq {
 				if a.LargestSeq > b.LargestSeq {
 					return -1
 				}
