@@ -31,6 +31,9 @@ type Batch struct {
 	// userBytes is the key and value bytes of the writes, the "bytes
 	// written by the user" of Metrics.WriteAmplification.
 	userBytes int64
+	// rangeDels counts the batch's range deletions, which a
+	// LevelDB-format store refuses.
+	rangeDels int
 }
 
 func (b *Batch) init() {
@@ -95,6 +98,7 @@ func (b *Batch) DeleteRange(start, end []byte) {
 	b.init()
 	b.setCount(b.Count() + 1)
 	b.userBytes += int64(len(start) + len(end))
+	b.rangeDels++
 	b.rep = append(b.rep, byte(base.KindRangeDelete))
 	b.rep = binary.AppendUvarint(b.rep, uint64(len(start)))
 	b.rep = append(b.rep, start...)
@@ -153,6 +157,7 @@ func (b *Batch) Len() int { return len(b.rep) }
 func (b *Batch) Reset() {
 	b.err = nil
 	b.userBytes = 0
+	b.rangeDels = 0
 	if len(b.rep) >= batchHeaderLen {
 		b.rep = b.rep[:batchHeaderLen]
 		clear(b.rep)
@@ -173,5 +178,6 @@ func (b *Batch) appendBatch(src *Batch) {
 	}
 	b.setCount(b.Count() + src.Count())
 	b.userBytes += src.userBytes
+	b.rangeDels += src.rangeDels
 	b.rep = append(b.rep, src.rep[batchHeaderLen:]...)
 }

@@ -103,7 +103,7 @@ func (d *DB) writeCheckpoint(dir string, rs *readState, seq, memNum uint64) erro
 	}
 
 	// Log number 0: the copy has no log; everything is in its tables.
-	edit := rs.v.Snapshot(memNum+2, seq, 0, comparerName)
+	edit := rs.v.Snapshot(memNum+2, seq, 0, d.vs.comparer())
 	for _, num := range rs.v.AllFileNums() {
 		if err := d.checkpointTable(num, dir); err != nil {
 			return err
@@ -123,7 +123,10 @@ func (d *DB) writeCheckpoint(dir string, rs *readState, seq, memNum uint64) erro
 	if err != nil {
 		return err
 	}
-	err = wal.NewWriter(mf).AddRecord(edit.Encode(nil))
+	rec, err := encodeEdit(edit, d.vs.format)
+	if err == nil {
+		err = wal.NewWriter(mf).AddRecord(rec)
+	}
 	if err == nil {
 		err = mf.Sync()
 	}
@@ -148,7 +151,8 @@ func (d *DB) writeCheckpoint(dir string, rs *readState, seq, memNum uint64) erro
 // checkpointTable puts table num into dir: a hard link where the file
 // system has them, a copy otherwise.
 func (d *DB) checkpointTable(num uint64, dir string) error {
-	src, dst := tableFileName(d.dirname, num), tableFileName(dir, num)
+	src := d.tablePath(num)
+	dst := vfs.Join(dir, filepath.Base(src))
 	if l, ok := d.fs.(vfs.Linker); ok {
 		if err := l.Link(src, dst); err == nil {
 			return nil
@@ -212,6 +216,9 @@ func (d *DB) checkpointMemtables(rs *readState, seq uint64, dir string, num uint
 		meta *manifest.FileMetadata
 		name = tableFileName(dir, num)
 	)
+	if d.vs.format == FormatLevelDB {
+		name = ldbTableFileName(dir, num)
+	}
 	open := func() error {
 		if w != nil {
 			return nil

@@ -287,7 +287,7 @@ func (s *compactionSink) abandon() {
 	}
 	for _, m := range s.done {
 		s.d.tables.evict(m.FileNum)
-		_ = s.d.fs.Remove(tableFileName(s.d.dirname, m.FileNum))
+		_ = s.d.removeTable(m.FileNum)
 	}
 	s.done = nil
 }

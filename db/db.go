@@ -30,7 +30,10 @@ type DB struct {
 	cache   *cache.Cache
 	tables  *tableCache
 	stats   sstable.ReadStats
-	m       counters
+	// ldbTables holds the numbers of the tables named NNNNNN.ldb
+	// (LevelDB's name); the others are NNNNNN.sst. See tablePath.
+	ldbTables sync.Map
+	m         counters
 
 	// visibleSeq is the sequence number of the newest write that readers
 	// may see; rs is the current set of memtables and tables to read.
@@ -255,6 +258,9 @@ func (d *DB) Write(b *Batch, wo *WriteOptions) error {
 	if d.opts.ReadOnly {
 		return d.errReadOnly()
 	}
+	if b.rangeDels > 0 && d.vs.format == FormatLevelDB {
+		return fmt.Errorf("%w: DeleteRange: a LevelDB-format store cannot hold range tombstones (LevelDB could not read them); open it with Format: FormatBloomKV to convert it", ErrInvalidArgument)
+	}
 	return d.write(b, wo != nil && wo.Sync)
 }
 
@@ -431,17 +437,29 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		// replays neither the new log nor any later one, so the store
 		// keeps a prefix of its writes (no hole). A synced write waits for
 		// the background sync (waitLogSyncsLocked).
-		if err := d.log.AddRecord(nil); err != nil {
-			err = wrapf(err, "write-ahead log")
-			d.setBGErrorLocked(err)
-			return err
+		//
+		// A LevelDB-format store's logs have neither record: LevelDB
+		// would take them for damaged batches. Its unsynced writes have
+		// LevelDB's guarantee (a crash may lose the old log's tail and
+		// keep the new log's writes); synced writes still wait for the
+		// old log's sync.
+		levelDB := d.vs.format == FormatLevelDB
+		if !levelDB {
+			if err := d.log.AddRecord(nil); err != nil {
+				err = wrapf(err, "write-ahead log")
+				d.setBGErrorLocked(err)
+				return err
+			}
 		}
 		num := d.vs.newFileNum()
 		f, err := d.createLog(num)
 		var log *wal.Writer
 		if err == nil {
 			log = wal.NewWriter(f)
-			if err = log.AddRecord(logrec.AppendHeader(nil, d.logNum)); err != nil {
+			if !levelDB {
+				err = log.AddRecord(logrec.AppendHeader(nil, d.logNum))
+			}
+			if err != nil {
 				f.Close()
 				_ = d.fs.Remove(logFileName(d.dirname, num))
 			}

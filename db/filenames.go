@@ -22,6 +22,12 @@ const (
 
 func logFileName(dir string, num uint64) string   { return vfs.Join(dir, fmt.Sprintf("%06d.log", num)) }
 func tableFileName(dir string, num uint64) string { return vfs.Join(dir, fmt.Sprintf("%06d.sst", num)) }
+
+// ldbTableFileName is the name LevelDB (since 1.14) and goleveldb give a
+// table, and the one a LevelDB-format store's new tables get.
+func ldbTableFileName(dir string, num uint64) string {
+	return vfs.Join(dir, fmt.Sprintf("%06d.ldb", num))
+}
 func manifestFileName(dir string, num uint64) string {
 	return vfs.Join(dir, fmt.Sprintf("MANIFEST-%06d", num))
 }
@@ -57,10 +63,48 @@ func parseFileName(name string) (fileType, uint64, bool) {
 	switch name[i+1:] {
 	case "log":
 		return fileTypeLog, n, true
-	case "sst":
+	case "sst", "ldb":
 		return fileTypeTable, n, true
 	case "dbtmp":
 		return fileTypeTemp, n, true
 	}
 	return 0, 0, false
+}
+
+// noteTableNames records which tables of the directory listing names are
+// named NNNNNN.ldb, so tablePath finds them.
+func (d *DB) noteTableNames(names []string) {
+	for _, name := range names {
+		if t, num, ok := parseFileName(name); ok && t == fileTypeTable && strings.HasSuffix(name, ".ldb") {
+			d.ldbTables.Store(num, true)
+		}
+	}
+}
+
+// tablePath returns the path of table num: NNNNNN.ldb for a table found
+// under that name or written by a LevelDB-format store, NNNNNN.sst
+// otherwise.
+func (d *DB) tablePath(num uint64) string {
+	if _, ok := d.ldbTables.Load(num); ok {
+		return ldbTableFileName(d.dirname, num)
+	}
+	return tableFileName(d.dirname, num)
+}
+
+// newTablePath returns the path for a new table num, named as the store's
+// format names its tables.
+func (d *DB) newTablePath(num uint64) string {
+	if d.vs.format == FormatLevelDB {
+		d.ldbTables.Store(num, true)
+	}
+	return d.tablePath(num)
+}
+
+// removeTable removes table num's file.
+func (d *DB) removeTable(num uint64) error {
+	err := d.fs.Remove(d.tablePath(num))
+	if err == nil {
+		d.ldbTables.Delete(num)
+	}
+	return err
 }

@@ -15,6 +15,9 @@ func (d *DB) filterPolicyForLevel(level int) filter.Policy {
 		if n <= 0 {
 			return nil
 		}
+		if d.vs.format == FormatLevelDB {
+			return filter.NewLevelDBBloomPolicy(n)
+		}
 		return filter.NewBloomPolicy(n)
 	}
 	if level < len(d.opts.LevelFilterPolicies) {

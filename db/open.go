@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/logrec"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -92,7 +93,16 @@ func (d *DB) open() (err error) {
 		}
 		d.vs.current = new(manifest.Version)
 		d.vs.nextFileNum = 1
+		d.vs.format = FormatBloomKV
+		if d.opts.Format == FormatLevelDB {
+			d.vs.format = FormatLevelDB
+		}
 	}
+	converting, err := d.settleFormat()
+	if err != nil {
+		return err
+	}
+	d.noteTableNames(names)
 
 	// Find the logs to replay before writing anything.
 	logs := d.logsToReplay(names)
@@ -129,7 +139,7 @@ func (d *DB) open() (err error) {
 	if err != nil {
 		for _, m := range sink.metas {
 			d.tables.evict(m.FileNum)
-			_ = d.fs.Remove(tableFileName(d.dirname, m.FileNum))
+			_ = d.removeTable(m.FileNum)
 		}
 		return err
 	}
@@ -177,7 +187,10 @@ func (d *DB) open() (err error) {
 			}
 		}
 	}
-	d.events.info("opened", "dir", d.dirname, "tables", len(v.AllFileNums()), "logs_replayed", len(logs),
+	if converting {
+		d.events.info("converted the store from LevelDB's format to bloomkv's (one way: LevelDB and goleveldb can no longer open it)")
+	}
+	d.events.info("opened", "dir", d.dirname, "format", d.vs.format.String(), "tables", len(v.AllFileNums()), "logs_replayed", len(logs),
 		"last_seq", maxSeq, "duration", time.Since(start).String())
 	return nil
 }
@@ -472,3 +485,35 @@ func checkNotIncompleteCheckpoint(names []string) error {
 	}
 	return nil
 }
+
+// settleFormat reconciles Options.Format with the format of the store
+// (d.vs.format, recovered or chosen for a new store) before Open changes
+// anything. It reports whether Open converts a LevelDB-format store to
+// bloomkv's format (its new MANIFEST is then bloomkv's), and fixes the
+// options a LevelDB-format store needs: LevelDB's Bloom filter.
+func (d *DB) settleFormat() (converting bool, err error) {
+	switch {
+	case d.opts.Format == FormatLevelDB && d.vs.format == FormatBloomKV:
+		return false, fmt.Errorf("%w: Format is FormatLevelDB but the store is in bloomkv's format; converting a store to LevelDB's format is not supported", ErrInvalidOptions)
+	case d.opts.Format == FormatBloomKV && d.vs.format == FormatLevelDB:
+		if d.opts.ReadOnly {
+			return false, fmt.Errorf("%w: Format FormatBloomKV converts a LevelDB-format store, which a read-only Open cannot do", ErrInvalidOptions)
+		}
+		d.vs.format = FormatBloomKV
+		return true, nil
+	}
+	if d.vs.format != FormatLevelDB {
+		return false, nil
+	}
+	if err := d.opts.checkLevelDB(); err != nil {
+		return false, err
+	}
+	if d.opts.FilterPolicy == nil {
+		d.opts.filterPolicy = filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey)
+	}
+	return false, nil
+}
+
+// Format returns the store's on-disk format: FormatBloomKV or
+// FormatLevelDB (see Options.Format).
+func (d *DB) Format() Format { return d.vs.format }

@@ -24,10 +24,64 @@ const (
 	DefaultTargetFileSize       = 2 << 20
 )
 
+// Format is a store's on-disk format: the encoding of its MANIFEST and
+// tables (the write-ahead log and the batch encoding are the same in both).
+type Format int
+
+const (
+	// FormatDefault, Options.Format's zero value, opens an existing store
+	// in the format it has and creates a new one in FormatBloomKV.
+	FormatDefault Format = iota
+	// FormatBloomKV is bloomkv's own format: tables with a properties
+	// block, whole-table filters of any filter.Policy, prefix and range
+	// filters, range tombstones, and sequence numbers in the MANIFEST.
+	// Given for an existing LevelDB-format store, Open converts the store
+	// to it, one way: from then on LevelDB and goleveldb cannot open it.
+	// The store's existing tables stay as they are (bloomkv reads both
+	// table formats); the tables it writes from then on are bloomkv's.
+	FormatBloomKV
+	// FormatLevelDB is LevelDB's format, as LevelDB 1.x and goleveldb
+	// write it: MANIFEST edits with LevelDB's comparator name
+	// ("leveldb.BytewiseComparator") and new-file records, tables named
+	// NNNNNN.ldb with LevelDB's footer, CRC-32C block checksums and
+	// filter block ("filter.leveldb.BuiltinBloomFilter2"), and logs
+	// without bloomkv's header and end-of-log records. A store in it stays
+	// readable by LevelDB 1.23 and goleveldb. Given for a new store, Open
+	// creates the store in it; given for an existing bloomkv-format store,
+	// Open refuses (ErrInvalidOptions): that conversion is not offered.
+	// A LevelDB-format store cannot hold range tombstones (DeleteRange is
+	// refused with ErrInvalidArgument), nor prefix or range filters
+	// (Options.Prefix and RangeFilter are refused), and its filters are
+	// LevelDB's Bloom filter (FilterPolicy nil, filter.None or
+	// filter.NewLevelDBBloomPolicy; FilterBudgetBitsPerKey picks its bits
+	// per key by level).
+	FormatLevelDB
+)
+
+// String returns "default", "bloomkv" or "leveldb".
+func (f Format) String() string {
+	switch f {
+	case FormatDefault:
+		return "default"
+	case FormatBloomKV:
+		return "bloomkv"
+	case FormatLevelDB:
+		return "leveldb"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
 // Options configure a DB. A nil *Options, and every zero field, means the
 // documented default. Open rejects out-of-range values with an error
 // wrapping ErrInvalidOptions.
 type Options struct {
+	// Format is the on-disk format: FormatDefault (the default) keeps an
+	// existing store's format and creates new stores in bloomkv's;
+	// FormatLevelDB creates a store LevelDB and goleveldb can open;
+	// FormatBloomKV converts an existing LevelDB-format store to bloomkv's
+	// format (one way). See Format.
+	Format Format
+
 	// FilterPolicy builds the filter block of every table written and
 	// decodes the filters of tables read. nil means the default, a Bloom
 	// filter of 10 bits per key (filter.NewBloomPolicy(10)); filter.None
@@ -304,6 +358,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("FilterBudgetBitsPerKey %g is outside [0, 100]", r.FilterBudgetBitsPerKey)
 	case len(r.LevelFilterPolicies) > NumLevels:
 		return bad("LevelFilterPolicies has %d entries; there are %d levels", len(r.LevelFilterPolicies), NumLevels)
+	case r.Format < FormatDefault || r.Format > FormatLevelDB:
+		return bad("Format %d is not a format", int(r.Format))
 	}
 	for i, p := range r.LevelFilterPolicies {
 		if p != nil {
@@ -370,9 +426,43 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.Prefix != nil {
 		r.prefixName = r.Prefix.Name()
 	}
+	if r.Format == FormatLevelDB {
+		if err := r.checkLevelDB(); err != nil {
+			return nil, err
+		}
+	}
 	r.maxOpenFiles = r.MaxOpenFiles
 	if r.maxOpenFiles == 0 {
 		r.maxOpenFiles = defaultMaxOpenFiles()
 	}
 	return &r, nil
+}
+
+// checkLevelDB refuses the options a LevelDB-format store cannot honour:
+// its tables carry only LevelDB's Bloom filter and no prefix or range
+// filter. A read-only DB writes no table, so it is not refused.
+func (r *resolved) checkLevelDB() error {
+	if r.ReadOnly {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: a LevelDB-format store: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
+	}
+	levelDBOK := func(p filter.Policy) bool {
+		return p == nil || filter.IsNone(p) || p.Name() == filter.LevelDBBloomPolicyName
+	}
+	switch {
+	case r.Prefix != nil:
+		return bad("its tables cannot hold a prefix filter (Options.Prefix %q); convert the store with Format: FormatBloomKV", r.prefixName)
+	case r.RangeFilter != nil:
+		return bad("its tables cannot hold a range filter (Options.RangeFilter); convert the store with Format: FormatBloomKV")
+	case !levelDBOK(r.FilterPolicy):
+		return bad("its tables' filter is LevelDB's Bloom filter; FilterPolicy %q is not (use nil or filter.NewLevelDBBloomPolicy)", r.FilterPolicy.Name())
+	}
+	for i, p := range r.LevelFilterPolicies {
+		if !levelDBOK(p) {
+			return bad("LevelFilterPolicies[%d] %q is not LevelDB's Bloom filter", i, p.Name())
+		}
+	}
+	return nil
 }

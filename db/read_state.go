@@ -182,7 +182,7 @@ func (d *DB) releaseVersion(v *manifest.Version) {
 	d.vmu.Unlock()
 	for _, n := range dead {
 		d.tables.evict(n)
-		if err := d.fs.Remove(tableFileName(d.dirname, n)); err != nil {
+		if err := d.removeTable(n); err != nil {
 			d.events.warn("removing obsolete table failed", "table", n, "err", err)
 		}
 	}

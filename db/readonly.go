@@ -77,6 +77,10 @@ func (d *DB) openReadOnly() (err error) {
 	if err := checkLiveFiles(names, d.vs); err != nil {
 		return err
 	}
+	if _, err := d.settleFormat(); err != nil {
+		return err
+	}
+	d.noteTableNames(names)
 	logs := d.logsToReplay(names)
 
 	d.tables = newTableCache(d)

@@ -178,7 +178,7 @@ func (tc *tableCache) get(meta *manifest.FileMetadata) (*sstable.Reader, error) 
 
 func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, io.Closer, *vfs.Mapping, error) {
 	d := tc.d
-	name := tableFileName(d.dirname, meta.FileNum)
+	name := d.tablePath(meta.FileNum)
 	f, err := d.fs.Open(name)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening table %06d: %w", meta.FileNum, err)

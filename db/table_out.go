@@ -21,7 +21,7 @@ type tableOut struct {
 // newTableOut creates table file num for level, with that level's filter
 // policy.
 func (d *DB) newTableOut(num uint64, level int) (*tableOut, error) {
-	name := tableFileName(d.dirname, num)
+	name := d.newTablePath(num)
 	f, err := d.fs.Create(name)
 	if err != nil {
 		return nil, err

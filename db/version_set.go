@@ -13,9 +13,25 @@ import (
 	"github.com/bloomkv/bloomkv/wal"
 )
 
-// comparerName is recorded in every MANIFEST; a store written with another
-// ordering is refused.
-const comparerName = "bloomkv.BytewiseComparator"
+// comparerName is recorded in every MANIFEST of a bloomkv-format store, and
+// levelDBComparerName in those of a LevelDB-format one (LevelDB's and
+// goleveldb's bytewise comparator: the same order). A store written with
+// any other ordering is refused.
+const (
+	comparerName        = "bloomkv.BytewiseComparator"
+	levelDBComparerName = "leveldb.BytewiseComparator"
+)
+
+// formatOfComparer returns the format a MANIFEST's comparer name implies.
+func formatOfComparer(name string) (Format, bool) {
+	switch name {
+	case comparerName:
+		return FormatBloomKV, true
+	case levelDBComparerName:
+		return FormatLevelDB, true
+	}
+	return 0, false
+}
 
 // maxCurrentSize bounds what Open reads of CURRENT before judging it.
 const maxCurrentSize = 4096
@@ -34,6 +50,35 @@ type versionSet struct {
 	manifestNum    uint64
 	manifestFile   vfs.File
 	manifestWriter *wal.Writer
+
+	// format is the store's format: set by recover from the MANIFEST's
+	// comparer (or by Open for a new store), and changed only by Open's
+	// conversion, before the first MANIFEST is written.
+	format Format
+}
+
+// comparer returns the comparer name the store's MANIFEST records.
+func (vs *versionSet) comparer() string {
+	if vs.format == FormatLevelDB {
+		return levelDBComparerName
+	}
+	return comparerName
+}
+
+// encodeEdit encodes e in the store's format.
+func (vs *versionSet) encodeEdit(e *manifest.VersionEdit) ([]byte, error) {
+	return encodeEdit(e, vs.format)
+}
+
+func encodeEdit(e *manifest.VersionEdit, f Format) ([]byte, error) {
+	if f == FormatLevelDB {
+		b, err := e.EncodeLevelDB(nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		}
+		return b, nil
+	}
+	return e.Encode(nil), nil
 }
 
 func (vs *versionSet) newFileNum() uint64 {
@@ -83,9 +128,10 @@ func (vs *versionSet) recover() error {
 	b := manifest.NewBuilder(nil)
 	r := wal.NewReader(f)
 	var (
-		haveNext, haveLog, haveSeq bool
-		records                    int
+		haveNext, haveLog, haveSeq, haveComparer bool
+		records                                  int
 	)
+	vs.format = FormatBloomKV // a MANIFEST that names no comparer is bloomkv's
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -99,8 +145,16 @@ func (vs *versionSet) recover() error {
 		if err := e.Decode(rec); err != nil {
 			return fmt.Errorf("MANIFEST-%06d record %d: %w", num, records, err)
 		}
-		if e.Comparer != "" && e.Comparer != comparerName {
-			return fmt.Errorf("%w: MANIFEST-%06d was written with comparer %q, not %q", ErrInvalidOptions, num, e.Comparer, comparerName)
+		if e.Comparer != "" {
+			f, ok := formatOfComparer(e.Comparer)
+			switch {
+			case !ok:
+				return fmt.Errorf("%w: MANIFEST-%06d was written with comparer %q; bloomkv orders keys bytewise (%q, or LevelDB's %q)",
+					ErrInvalidOptions, num, e.Comparer, comparerName, levelDBComparerName)
+			case haveComparer && f != vs.format:
+				return fmt.Errorf("%w: MANIFEST-%06d names two comparers, %q and %q", ErrCorruption, num, vs.comparer(), e.Comparer)
+			}
+			vs.format, haveComparer = f, true
 		}
 		if err := b.Apply(&e); err != nil {
 			return fmt.Errorf("%w: MANIFEST-%06d record %d: %v", ErrCorruption, num, records, err)
@@ -148,8 +202,11 @@ func (vs *versionSet) writeNewManifest(v *manifest.Version, logNum uint64) error
 		return err
 	}
 	w := wal.NewWriter(f)
-	snap := v.Snapshot(vs.nextFileNum, vs.lastSeq, logNum, comparerName)
-	err = w.AddRecord(snap.Encode(nil))
+	snap := v.Snapshot(vs.nextFileNum, vs.lastSeq, logNum, vs.comparer())
+	rec, err := vs.encodeEdit(snap)
+	if err == nil {
+		err = w.AddRecord(rec)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -228,7 +285,11 @@ func (vs *versionSet) writeEdit(edit *manifest.VersionEdit) error {
 			return fmt.Errorf("MANIFEST: syncing directory: %w", err)
 		}
 	}
-	if err := vs.manifestWriter.AddRecord(edit.Encode(nil)); err != nil {
+	rec, err := vs.encodeEdit(edit)
+	if err != nil {
+		return fmt.Errorf("MANIFEST: %w", err)
+	}
+	if err := vs.manifestWriter.AddRecord(rec); err != nil {
 		return fmt.Errorf("MANIFEST write: %w", err)
 	}
 	if err := vs.manifestFile.Sync(); err != nil {
