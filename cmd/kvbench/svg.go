@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -591,6 +592,523 @@ func writeRangeSVG(w io.Writer, rows []rangeRow, subtitle string) error {
 			}
 		}
 		p("</g>\n</g>\n")
+	}
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// The charts of kvbench --report's page (htmlreport.go). They are drawn
+// for inline use in HTML: no XML declaration and no namespace, a viewBox
+// and width 100% so they scale with the page, class "chart" on the <svg>.
+const (
+	repW      = 880 // a report chart's width in user units
+	repPlotL  = 78  // left edge of the plot area
+	repPlotR  = 24  // right margin
+	repTickSz = 11  // tick label font size
+)
+
+// logDecades returns the powers of ten from 10^floor(log10 lo) to
+// 10^ceil(log10 hi), at least two of them.
+func logDecades(lo, hi float64) []float64 {
+	a := math.Floor(math.Log10(lo))
+	b := math.Ceil(math.Log10(hi))
+	if b <= a {
+		b = a + 1
+	}
+	var out []float64
+	for e := a; e <= b; e++ {
+		out = append(out, math.Pow(10, e))
+	}
+	return out
+}
+
+// durLabel writes a latency given in microseconds with the unit that suits
+// it: 100 ns, 2.5 µs, 40 ms, 1.2 s.
+func durLabel(us float64) string {
+	trim := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	switch {
+	case us < 1:
+		return trim(us*1e3) + " ns"
+	case us < 1e3:
+		return trim(us) + " µs"
+	case us < 1e6:
+		return trim(us/1e3) + " ms"
+	}
+	return trim(us/1e6) + " s"
+}
+
+// countLabel writes a power of ten as an integer with thousands
+// separators up to a million, then as 1e7, 1e8...
+func countLabel(v float64) string {
+	if v < 1e7 {
+		return thousands(int(math.Round(v)))
+	}
+	return fmt.Sprintf("1e%d", int(math.Round(math.Log10(v))))
+}
+
+// latencyBinsPerDecade is the resolution of the latency chart: bars of
+// equal width on the log axis, each 1/20 of a decade (12% apart), made of
+// the histogram's buckets (64 per power of two) by their midpoints.
+const latencyBinsPerDecade = 20
+
+// latencyMark is a vertical line on the latency chart.
+type latencyMark struct {
+	label string
+	us    float64
+}
+
+// writeLatencySVG draws h, whose values are the latencies of one
+// unit (op, or call), as a histogram: latency on a log axis in µs, bars
+// of equal width on that axis, their heights the number of latencies in
+// each on a log axis (so that the tail, p99.9 and beyond, shows next to
+// the mode), with p50, p99, p99.9 and the maximum marked.
+func writeLatencySVG(w io.Writer, h *histogram, unit, color string) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	const (
+		plotT = 64 // room above for the markers' labels
+		plotH = 190
+		botM  = 48
+	)
+	height := plotT + plotH + botM
+	plotW := float64(repW - repPlotL - repPlotR)
+	minUS := max(float64(h.min)/1e3, 0.01)
+	maxUS := max(float64(h.max)/1e3, minUS*1.0001)
+	dec := logDecades(minUS, maxUS)
+	x0, x1 := math.Log10(dec[0]), math.Log10(dec[len(dec)-1])
+	x := func(us float64) float64 {
+		return repPlotL + (math.Log10(max(us, dec[0]))-x0)/(x1-x0)*plotW
+	}
+	nbins := int(math.Round((x1 - x0) * latencyBinsPerDecade))
+	bins := make([]uint64, nbins)
+	for b, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		lo, hi := bucketBounds(b)
+		mid := max((float64(lo)+float64(hi))/2/1e3, dec[0])
+		i := min(max(int((math.Log10(mid)-x0)*latencyBinsPerDecade), 0), nbins-1)
+		bins[i] += c
+	}
+	var top uint64 = 1
+	for _, c := range bins {
+		top = max(top, c)
+	}
+	yTop := math.Pow(10, math.Ceil(math.Log10(float64(top))+1e-9))
+	yBot := 0.5 // a bar of one latency keeps some height
+	y := func(v float64) float64 {
+		return plotT + plotH - (math.Log10(max(v, yBot))-math.Log10(yBot))/(math.Log10(yTop)-math.Log10(yBot))*plotH
+	}
+
+	p(`<svg class="chart latency" width="100%%" viewBox="0 0 %d %d" role="img" font-family="system-ui, Helvetica, Arial, sans-serif" font-size="12">`+"\n", repW, height)
+	p(`<title>Latency per %s: %d samples</title>`+"\n", esc(unit), h.n)
+	p(`<g %s>`, gridSty)
+	for v := 1.0; v <= yTop; v *= 10 {
+		p(`<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f"/>`, repPlotL, repPlotL+plotW, y(v), y(v))
+	}
+	for _, d := range dec {
+		p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, x(d), x(d), plotT, plotT+plotH)
+	}
+	p("</g>\n")
+	// The bars.
+	p(`<g class="bars" fill="%s">`+"\n", color)
+	bw0 := plotW / float64(nbins)
+	for i, c := range bins {
+		if c == 0 {
+			continue
+		}
+		lo := math.Pow(10, x0+float64(i)/latencyBinsPerDecade)
+		hi := math.Pow(10, x0+float64(i+1)/latencyBinsPerDecade)
+		tip := fmt.Sprintf("%s to %s: %d (%.2f%%)", durLabel(lo), durLabel(hi), c, 100*float64(c)/float64(h.n))
+		top := y(float64(c))
+		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-n="%d"><title>%s</title></rect>`+"\n",
+			repPlotL+float64(i)*bw0+0.5, top, max(bw0-1, 0.8), plotT+plotH-top, c, esc(tip))
+	}
+	p("</g>\n")
+	// The percentiles: a dashed line each from its label, in the strip
+	// above the plot, down to the axis (placeMarkLabels keeps the labels
+	// off one another and off the other marks' lines).
+	marks := []latencyMark{
+		{"p50", us(h.percentile(0.5))}, {"p99", us(h.percentile(0.99))},
+		{"p99.9", us(h.percentile(0.999))}, {"max", float64(h.max) / 1e3},
+	}
+	xs := make([]float64, len(marks))
+	widths := make([]float64, len(marks))
+	texts := make([]string, len(marks))
+	for i, m := range marks {
+		xs[i] = x(m.us)
+		texts[i] = m.label + " " + durLabel(m.us)
+		widths[i] = markCharW * float64(len([]rune(texts[i])))
+	}
+	p(`<g class="marks" font-size="11" fill="#222">`)
+	for i, pl := range placeMarkLabels(xs, widths, 4, repW) {
+		ly := float64(14 + 14*pl.row)
+		lx, anchor := pl.left, "start"
+		if pl.end {
+			lx, anchor = pl.left+widths[i], "end"
+		}
+		p(`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%d" stroke="#222" stroke-width="1" stroke-dasharray="3,3"/>`, xs[i], xs[i], ly+3, plotT+plotH)
+		p(`<text x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, lx, ly, anchor, esc(texts[i]))
+	}
+	p("</g>\n")
+	p(`<rect x="%d" y="%d" width="%.1f" height="%d" %s/>`+"\n", repPlotL, plotT, plotW, plotH, frameSty)
+	// Axes: ticks, labels and titles.
+	p(`<g text-anchor="end" font-size="%d" fill="#444">`, repTickSz)
+	for v := 1.0; v <= yTop; v *= 10 {
+		p(`<text x="%d" y="%.1f">%s</text>`, repPlotL-5, y(v)+4, countLabel(v))
+	}
+	p("</g>\n")
+	p(`<g text-anchor="middle" font-size="%d" fill="#444">`, repTickSz)
+	for _, d := range dec {
+		p(`<text x="%.1f" y="%d">%s</text>`, x(d), plotT+plotH+16, durLabel(d))
+	}
+	p("</g>\n")
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#222">latency per %s, log scale</text>`+"\n", repPlotL+plotW/2, plotT+plotH+38, esc(unit))
+	p(`<text transform="translate(18 %d) rotate(-90)" text-anchor="middle" fill="#222">%ss per bar (log scale)</text>`+"\n", plotT+plotH/2, esc(strings.Fields(unit)[0]))
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// markCharW is the width of a character of a mark's label (font size 11)
+// as placeMarkLabels reckons it: a little over the average, so that
+// labels it keeps apart stay apart.
+const markCharW = 6.2
+
+// markLabel is where placeMarkLabels puts a mark's label: in row row of
+// the strip above the plot (0 the top), from left, and ending at the
+// mark's line (end) or starting just after it.
+type markLabel struct {
+	row  int
+	left float64
+	end  bool
+}
+
+// placeMarkLabels places the labels, widths[i] wide, of the vertical
+// lines at xs[i] in rows rows above the plot: each after its line or
+// before it, within [0, width], clear of the other labels of its row and
+// clear of the other marks' lines, each of which runs from its own
+// label's row down. Of the placements that do, it picks the one with the
+// labels highest, then the fewest before their lines, by trying them all
+// (there are four marks: 8^4 placements at most). When none does, the
+// labels go after their lines (before, where that runs past width) in
+// rows 0, 1, 2...
+func placeMarkLabels(xs, widths []float64, rows int, width float64) []markLabel {
+	const gap = 3 // between a line and its label, and around labels
+	n := len(xs)
+	cur := make([]markLabel, n)
+	var best []markLabel
+	bestCost := math.MaxInt
+	// clear reports whether cur[i] keeps clear of cur[:i].
+	clear := func(i int) bool {
+		c := cur[i]
+		l, r := c.left, c.left+widths[i]
+		if l < 0 || r > width {
+			return false
+		}
+		for j, o := range cur[:i] {
+			ol, or := o.left, o.left+widths[j]
+			switch {
+			case o.row == c.row && l < or+2*gap && ol < r+2*gap:
+				return false // the labels overlap
+			case o.row < c.row && xs[j] > l-gap && xs[j] < r+gap:
+				return false // j's line crosses i's label
+			case o.row > c.row && xs[i] > ol-gap && xs[i] < or+gap:
+				return false // i's line crosses j's label
+			}
+		}
+		return true
+	}
+	var try func(i, cost int)
+	try = func(i, cost int) {
+		if cost >= bestCost {
+			return
+		}
+		if i == n {
+			best, bestCost = slices.Clone(cur), cost
+			return
+		}
+		for r := 0; r < rows; r++ {
+			for _, end := range []bool{false, true} {
+				cur[i] = markLabel{row: r, left: xs[i] + gap, end: end}
+				c := cost + r*n*2 // one row higher beats every anchor
+				if end {
+					cur[i].left = xs[i] - gap - widths[i]
+					c++
+				}
+				if clear(i) {
+					try(i+1, c)
+				}
+			}
+		}
+	}
+	try(0, 0)
+	if best != nil {
+		return best
+	}
+	for i := range cur {
+		cur[i] = markLabel{row: min(i, rows-1), left: xs[i] + gap}
+		if cur[i].left+widths[i] > width {
+			cur[i] = markLabel{row: min(i, rows-1), left: xs[i] - gap - widths[i], end: true}
+		}
+	}
+	return cur
+}
+
+// kindColor is the colour of a benchmark's kind on the report's charts.
+func kindColor(k benchKind) string {
+	switch k {
+	case kindWrite:
+		return palette[0]
+	case kindRead:
+		return palette[2]
+	}
+	return "#7f7f7f"
+}
+
+// writeThroughputSVG draws one bar per benchmark that ran many
+// operations: its operations per second, all threads together, on a log
+// axis (bars start at the axis's left end, so only their ends compare),
+// coloured by kind, each a link to the benchmark's section (anchor(i) for
+// results[i]). The one-call benchmarks (compact, flush, stats) have no
+// throughput to compare and are left out; it draws nothing when no
+// benchmark is left.
+func writeThroughputSVG(w io.Writer, results []*result, anchor func(i int) string) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	const (
+		rowH  = 24
+		plotL = 150
+		plotR = 250 // room for the figures after the longest bar
+		plotT = 34
+		botM  = 46
+	)
+	var rs []int
+	lo, hi := math.Inf(1), 0.0
+	for i, r := range results {
+		if r.Skipped != "" || r.Kind == kindOther || r.OpsPerSec <= 0 {
+			continue
+		}
+		rs = append(rs, i)
+		lo, hi = min(lo, r.OpsPerSec), max(hi, r.OpsPerSec)
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	dec := logDecades(lo, hi)
+	x0, x1 := math.Log10(dec[0]), math.Log10(dec[len(dec)-1])
+	plotW := float64(repW - plotL - plotR)
+	x := func(v float64) float64 { return plotL + (math.Log10(v)-x0)/(x1-x0)*plotW }
+	plotH := len(rs) * rowH
+	height := plotT + plotH + botM
+
+	p(`<svg class="chart throughput" width="100%%" viewBox="0 0 %d %d" role="img" font-family="system-ui, Helvetica, Arial, sans-serif" font-size="12">`+"\n", repW, height)
+	p(`<title>Operations per second of each benchmark</title>` + "\n")
+	// The key.
+	kx := float64(plotL)
+	for _, k := range []struct {
+		kind benchKind
+		name string
+	}{{kindWrite, "writes"}, {kindRead, "reads"}} {
+		p(`<rect x="%.1f" y="10" width="14" height="10" fill="%s"/><text x="%.1f" y="19" fill="#222">%s</text>`, kx, kindColor(k.kind), kx+19, esc(k.name))
+		kx += 19 + 6.6*float64(len(k.name)) + 22
+	}
+	p("\n")
+	p(`<g %s>`, gridSty)
+	for _, d := range dec {
+		p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, x(d), x(d), plotT, plotT+plotH)
+	}
+	p("</g>\n")
+	for row, i := range rs {
+		r := results[i]
+		yc := float64(plotT + row*rowH + rowH/2)
+		p(`<a href="#%s"><g class="bar">`, anchor(i))
+		p(`<text x="%d" y="%.1f" text-anchor="end" fill="#222">%s</text>`, plotL-8, yc+4, esc(r.Name))
+		p(`<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="%s" data-ops-per-sec="%g"><title>%s: %s ops/s, %.3f µs/op</title></rect>`,
+			plotL, yc-8, max(x(r.OpsPerSec)-plotL, 1), 16, kindColor(r.Kind), r.OpsPerSec, esc(r.Name), thousands(int(math.Round(r.OpsPerSec))), r.MicrosPerOp)
+		p(`<text x="%.1f" y="%.1f" fill="#222">%s ops/s · %s µs/op</text>`, x(r.OpsPerSec)+6, yc+4, thousands(int(math.Round(r.OpsPerSec))), fmtSig(r.MicrosPerOp))
+		p("</g></a>\n")
+	}
+	p(`<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#555"/>`+"\n", plotL, plotL, plotT, plotT+plotH)
+	p(`<line x1="%d" x2="%.1f" y1="%d" y2="%d" stroke="#555"/>`+"\n", plotL, plotL+plotW, plotT+plotH, plotT+plotH)
+	p(`<g text-anchor="middle" font-size="%d" fill="#444">`, repTickSz)
+	for _, d := range dec {
+		p(`<text x="%.1f" y="%d">%s</text>`, x(d), plotT+plotH+16, rateLabel(d))
+	}
+	p("</g>\n")
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#222">operations per second, all threads (log scale; longer is faster)</text>`+"\n", plotL+plotW/2, plotT+plotH+38)
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// rateLabel writes a power of ten with an SI suffix: 1, 10, 100, 1k,
+// 10k, 100k, 1M, 10M...
+func rateLabel(v float64) string {
+	for _, u := range []struct {
+		div    float64
+		suffix string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= u.div {
+			return strconv.FormatFloat(v/u.div, 'g', 3, 64) + u.suffix
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// fmtSig writes v with three significant digits, without an exponent for
+// the values a µs/op takes (0.001 to 10^9).
+func fmtSig(v float64) string {
+	if v <= 0 {
+		return "0"
+	}
+	d := max(0, 2-int(math.Floor(math.Log10(v))))
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// writeSpeedupSVG draws the no-filter comparison's rounds: each round's
+// speedup (no-filter time / filter time) a dot on a log axis, one row a
+// round, the range of the rounds shaded, the median a line, and 1 (no
+// effect) a dark line.
+func writeSpeedupSVG(w io.Writer, fe *filterEffect) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	const (
+		rowH  = 18
+		plotT = 36 // room above for the key
+		botM  = 46
+	)
+	if len(fe.Speedups) == 0 {
+		return nil
+	}
+	lo, hi := min(fe.Low, 1), max(fe.High, 1)
+	// Pad the axis by a tenth of its span each side, and make it at least
+	// 0.5x..2x wide around 1 so that a tight range does not look wide.
+	span := math.Log10(hi / lo)
+	l0 := math.Min(math.Log10(lo)-0.1*span-0.02, math.Log10(0.5))
+	l1 := math.Max(math.Log10(hi)+0.1*span+0.02, math.Log10(2))
+	plotW := float64(repW - repPlotL - repPlotR)
+	x := func(v float64) float64 { return repPlotL + (math.Log10(v)-l0)/(l1-l0)*plotW }
+	plotH := len(fe.Speedups) * rowH
+	height := plotT + plotH + botM
+
+	p(`<svg class="chart speedup" width="100%%" viewBox="0 0 %d %d" role="img" font-family="system-ui, Helvetica, Arial, sans-serif" font-size="12">`+"\n", repW, height)
+	p(`<title>readmissing speedup from the filter, per round</title>` + "\n")
+	// The key: what each mark means.
+	kx := float64(repPlotL)
+	key := func(mark string, off float64, text string) {
+		p(mark, kx+off)
+		p(`<text x="%.1f" y="19" fill="#222">%s</text>`, kx+20, esc(text))
+		kx += 20 + 6.4*float64(len([]rune(text))) + 24
+	}
+	key(`<circle cx="%.1f" cy="15" r="4" fill="`+palette[0]+`"/>`, 7, "one round")
+	key(`<rect x="%.1f" y="8" width="14" height="14" fill="`+bandFill+`"/>`, 0, "range of the rounds")
+	key(`<rect x="%.1f" y="8" width="3" height="14" fill="`+palette[1]+`"/>`, 6, fmt.Sprintf("median %.2fx", fe.Speedup))
+	key(`<rect x="%.1f" y="8" width="2" height="14" fill="#222"/>`, 6, "1x: no effect")
+	p("\n")
+	p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>range of the rounds: %.2fx to %.2fx</title></rect>`+"\n",
+		x(fe.Low), plotT, max(x(fe.High)-x(fe.Low), 1), plotH, bandFill, fe.Low, fe.High)
+	// Ticks: 1, 2, 5 times each power of ten in range.
+	var ticks []float64
+	for e := math.Floor(l0); e <= math.Ceil(l1); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, e); math.Log10(v) >= l0 && math.Log10(v) <= l1 {
+				ticks = append(ticks, v)
+			}
+		}
+	}
+	p(`<g %s>`, gridSty)
+	for _, v := range ticks {
+		p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, x(v), x(v), plotT, plotT+plotH)
+	}
+	p("</g>\n")
+	p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#222" stroke-width="1.5"><title>1x: no effect</title></line>`+"\n", x(1), x(1), plotT-4, plotT+plotH+4)
+	p(`<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-width="2"><title>median %.2fx</title></line>`+"\n", x(fe.Speedup), x(fe.Speedup), plotT, plotT+plotH, palette[1], fe.Speedup)
+	p(`<g text-anchor="end" font-size="%d" fill="#444">`, repTickSz)
+	for i, s := range fe.Speedups {
+		yc := float64(plotT + i*rowH + rowH/2)
+		p(`<text x="%d" y="%.1f">round %d</text>`, repPlotL-6, yc+4, i+1)
+		p(`<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>round %d: %.2fx</title></circle>`, x(s), yc, markR+0.8, palette[0], i+1, s)
+	}
+	p("</g>\n")
+	p(`<rect x="%d" y="%d" width="%.1f" height="%d" %s/>`+"\n", repPlotL, plotT, plotW, plotH, frameSty)
+	p(`<g text-anchor="middle" font-size="%d" fill="#444">`, repTickSz)
+	for _, v := range ticks {
+		p(`<text x="%.1f" y="%d">%gx</text>`, x(v), plotT+plotH+16, v)
+	}
+	p("</g>\n")
+	p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#222">speedup: time per absent-key lookup without the filter / with it (log scale; right of 1x: the filter helps)</text>`+"\n",
+		repPlotL+plotW/2, plotT+plotH+38)
+	p("</svg>\n")
+	return bw.Flush()
+}
+
+// share is one part of a stacked bar of writeSharesSVG.
+type share struct {
+	label string
+	n     int64
+	color string
+	show  string // n as the key gives it; "": n with thousands separators
+}
+
+// shown is s.n as the key of writeSharesSVG gives it.
+func (s share) shown() string {
+	if s.show != "" {
+		return s.show
+	}
+	return thousands(int(s.n))
+}
+
+// shareRow is one stacked bar: what its total counts and its parts.
+type shareRow struct {
+	title string
+	parts []share
+}
+
+// writeSharesSVG draws each row as a bar split into its parts in
+// proportion to their counts, with a key under it that gives each part's
+// count and share; a row whose parts are all zero says so instead.
+func writeSharesSVG(w io.Writer, class string, rows []shareRow) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	const (
+		plotL = 150
+		rowH  = 50
+		barH  = 18
+		topM  = 6
+	)
+	plotW := float64(repW - plotL - repPlotR)
+	height := topM + len(rows)*rowH
+	p(`<svg class="chart %s" width="100%%" viewBox="0 0 %d %d" role="img" font-family="system-ui, Helvetica, Arial, sans-serif" font-size="12">`+"\n", esc(class), repW, height)
+	for i, r := range rows {
+		y0 := float64(topM + i*rowH)
+		var total int64
+		for _, s := range r.parts {
+			total += s.n
+		}
+		p(`<text x="%d" y="%.1f" text-anchor="end" fill="#222">%s</text>`, plotL-8, y0+barH-5, esc(r.title))
+		if total == 0 {
+			p(`<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="none" stroke="#bbb" stroke-dasharray="3,3"/>`, plotL, y0, plotW, barH)
+			p(`<text x="%.1f" y="%.1f" fill="#666">none</text>`+"\n", float64(plotL+8), y0+barH-5)
+			continue
+		}
+		bx := float64(plotL)
+		for _, s := range r.parts {
+			if s.n == 0 {
+				continue
+			}
+			sw := plotW * float64(s.n) / float64(total)
+			p(`<rect x="%.2f" y="%.1f" width="%.2f" height="%d" fill="%s" data-n="%d"><title>%s: %s (%.1f%%)</title></rect>`,
+				bx, y0, sw, barH, s.color, s.n, esc(s.label), esc(s.shown()), 100*float64(s.n)/float64(total))
+			bx += sw
+		}
+		p(`<rect x="%d" y="%.1f" width="%.1f" height="%d" %s/>`+"\n", plotL, y0, plotW, barH, frameSty)
+		kx := float64(plotL)
+		for _, s := range r.parts {
+			text := fmt.Sprintf("%s %s (%.1f%%)", s.label, s.shown(), 100*float64(s.n)/float64(total))
+			p(`<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f" fill="#222">%s</text>`,
+				kx, y0+barH+7, s.color, kx+14, y0+barH+16, esc(text))
+			kx += 14 + 6.4*float64(len([]rune(text))) + 18
+		}
+		p("\n")
 	}
 	p("</svg>\n")
 	return bw.Flush()
