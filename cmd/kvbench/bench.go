@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -189,7 +190,7 @@ func newThread(cfg *config, s step, id int) *thread {
 		rng: rand.New(rand.NewPCG(seed, uint64(id)+1)),
 		gen: workload.NewValueGen(seed^uint64(id)<<32, cfg.compressionRatio),
 	}
-	if cfg.histogram {
+	if cfg.histogram || cfg.reportPath != "" {
 		t.hist = newHistogram()
 	}
 	return t
@@ -389,7 +390,7 @@ func (b *bench) runAll(steps []step) ([]*result, error) {
 		}
 		results = append(results, r)
 		if !b.quiet {
-			printResult(b.out, r)
+			printResult(b.out, r, b.cfg.histogram)
 			if s.name == "stats" {
 				fmt.Fprint(b.out, r.after.String())
 			}
@@ -659,6 +660,15 @@ func run(cfg *config, out, errOut io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	var page *reportTarget
+	if cfg.reportPath != "" {
+		// Before anything else: a page that cannot be written is known
+		// before the store is touched or a benchmark runs.
+		if page, err = newReportTarget(cfg.reportPath); err != nil {
+			return err
+		}
+		defer page.abort()
+	}
 	dir := cfg.dbPath
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "kvbench-")
@@ -694,7 +704,12 @@ func run(cfg *config, out, errOut io.Writer) error {
 		}
 		existing = describeStore(dir)
 	}
-	printHeader(cfg, out, dir, policy, existing)
+	var header strings.Builder
+	if page != nil {
+		printHeader(cfg, io.MultiWriter(out, &header), dir, policy, existing)
+	} else {
+		printHeader(cfg, out, dir, policy, existing)
+	}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -743,6 +758,20 @@ func run(cfg *config, out, errOut io.Writer) error {
 		if err := writeJSON(cfg.jsonPath, rep); err != nil {
 			return err
 		}
+	}
+	if page != nil {
+		pg := &reportPage{rep: rep, header: header.String(), flags: flagValues(cfg)}
+		for _, r := range results {
+			pg.hists = append(pg.hists, r.hist)
+		}
+		var buf bytes.Buffer
+		if err := writeHTMLReport(&buf, pg); err != nil {
+			return err
+		}
+		if err := page.write(buf.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(errOut, "kvbench: wrote the report to %s\n", page.path)
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ type config struct {
 	histogram        bool
 	sync             bool
 	jsonPath         string
+	reportPath       string
 	seed             uint64
 	compare          bool
 	cpuProfile       string
@@ -109,6 +110,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.lbaseBytes, "max_bytes_for_level_base", 0, "level 1's target size in bytes (0: the engine's default)")
 	fs.BoolVar(&c.mmapWAL, "mmap_wal", c.mmapWAL, "append the write-ahead log through a memory map (false: one write(2) per commit)")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&c.reportPath, "report", "", "also write the run as one self-contained HTML page to this file (no network needed to view it): the header, each benchmark's figures, latency histogram (recorded as --histogram records it, one clock read per operation, but not printed unless --histogram is set), percentiles and read- or write-path counters, the filter comparison and the stats. A path that cannot be written fails before the run")
 	fs.Uint64Var(&c.seed, "seed", c.seed, "random seed: each benchmark's keys come from --seed, its name and its thread (not its place in --benchmarks), so a benchmark draws the same keys wherever it runs: a readrandom after a fillrandom finds about 63% of its keys, in one process or in two with --use_existing_db")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run, before the store is closed")

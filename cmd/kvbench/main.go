@@ -15,7 +15,13 @@
 // left. --histogram adds db_bench's latency histogram: the summary (count,
 // average, standard deviation, min, median, max, P50 to P99.99) and the
 // table of buckets. --json FILE writes every figure as JSON; progress
-// (rate and ETA) goes to stderr. The flags keep db_bench's names and
+// (rate and ETA) goes to stderr. --report FILE.html writes the run as one
+// self-contained HTML page that needs no network to view: the header, a
+// chart of each benchmark's throughput, and per benchmark its figures,
+// latency histogram (log-scaled, p50, p99 and p99.9 marked), read- or
+// write-path counters and the levels after it; then the stats and the
+// no-filter comparison. Like --histogram it reads the clock once per
+// operation. A --report path that cannot be written fails before the run. The flags keep db_bench's names and
 // meanings, with its underscores (--use_existing_db); the hyphen spellings
 // (--use-existing-db) work too, and -h lists the flags and benchmarks.
 // --threads N runs the read benchmarks in N goroutines; as in db_bench,

@@ -55,7 +55,7 @@ type result struct {
 	Levels               []levelFiles    `json:"levels,omitempty"`
 
 	before, after *db.Metrics
-	hist          *histogram // the merged latencies, with --histogram
+	hist          *histogram // the merged latencies, with --histogram or --report
 }
 
 // readPath is what the read path did during one benchmark (deltas of
@@ -319,7 +319,9 @@ func (p *writePath) String() string {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-func printResult(w io.Writer, r *result) {
+// printResult prints r's lines: db_bench's result line, its read- or
+// write-path line and, when hist is set, its latency histogram.
+func printResult(w io.Writer, r *result, hist bool) {
 	if r.Name == "stats" && r.Skipped == "" {
 		fmt.Fprintf(w, "%-12s :\n", r.Name)
 		return
@@ -331,14 +333,19 @@ func printResult(w io.Writer, r *result) {
 	if r.WritePath != nil {
 		fmt.Fprintln(w, indent+r.WritePath.String())
 	}
-	if r.hist != nil && r.hist.n > 0 {
-		unit := "op"
-		if r.hist.n != r.Ops {
-			// fillbatch and the MultiGet benchmarks time a call of many ops.
-			unit = fmt.Sprintf("call (%.4g ops per call)", float64(r.Ops)/float64(r.hist.n))
-		}
-		fmt.Fprint(w, r.hist.dbBenchString(unit))
+	if hist && r.hist != nil && r.hist.n > 0 {
+		fmt.Fprint(w, r.hist.dbBenchString(r.histUnit()))
 	}
+}
+
+// histUnit is what one latency of r's histogram times: "op", or "call
+// (N ops per call)" for fillbatch and the MultiGet benchmarks, which time
+// a call of many ops.
+func (r *result) histUnit() string {
+	if r.hist == nil || r.hist.n == r.Ops {
+		return "op"
+	}
+	return fmt.Sprintf("call (%.4g ops per call)", float64(r.Ops)/float64(r.hist.n))
 }
 
 // printHeader prints db_bench's header: the machine, then what the run
