@@ -172,7 +172,7 @@ func TestHostileSnappyLength(t *testing.T) {
 	payload = append(payload, 0, 'x')
 	var err error
 	alloc := allocDuring(func() {
-		_, err = decodeStoredBlock(storedBlock(payload, SnappyCompression), blockHandle{0, uint64(len(payload))}, false)
+		_, err = decodeStoredBlock(FormatBloomKV, storedBlock(payload, SnappyCompression), blockHandle{0, uint64(len(payload))}, false)
 	})
 	if !errors.Is(err, base.ErrCorruption) || alloc > 64<<10 {
 		t.Fatalf("err %v, allocated %d", err, alloc)
@@ -180,16 +180,16 @@ func TestHostileSnappyLength(t *testing.T) {
 	// A genuine snappy block decodes; an unknown type does not.
 	raw := bytes.Repeat([]byte("abcdefgh"), 1000)
 	enc := snappy.Encode(nil, raw)
-	got, err := decodeStoredBlock(storedBlock(enc, SnappyCompression), blockHandle{0, uint64(len(enc))}, false)
+	got, err := decodeStoredBlock(FormatBloomKV, storedBlock(enc, SnappyCompression), blockHandle{0, uint64(len(enc))}, false)
 	if err != nil || !bytes.Equal(got, raw) {
 		t.Fatalf("valid snappy block: %v", err)
 	}
-	if _, err := decodeStoredBlock(storedBlock(raw, 7), blockHandle{0, uint64(len(raw))}, false); !errors.Is(err, base.ErrCorruption) {
+	if _, err := decodeStoredBlock(FormatBloomKV, storedBlock(raw, 7), blockHandle{0, uint64(len(raw))}, false); !errors.Is(err, base.ErrCorruption) {
 		t.Fatalf("unknown compression type: %v", err)
 	}
 	// Snappy that lies about its length within the ratio bound.
 	bad := append(binary.AppendUvarint(nil, 100), enc[2:]...)
-	if _, err := decodeStoredBlock(storedBlock(bad, SnappyCompression), blockHandle{0, uint64(len(bad))}, false); !errors.Is(err, base.ErrCorruption) {
+	if _, err := decodeStoredBlock(FormatBloomKV, storedBlock(bad, SnappyCompression), blockHandle{0, uint64(len(bad))}, false); !errors.Is(err, base.ErrCorruption) {
 		t.Fatalf("snappy with wrong length: %v", err)
 	}
 }

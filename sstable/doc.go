@@ -1,7 +1,8 @@
 // Package sstable owns bloomkv's immutable table format: the block builder
 // and decoder, the table Writer and Reader, the whole-table filter block,
 // the index and metaindex blocks, the properties block, the footer, block
-// checksums and compression.
+// checksums and compression. It also reads and writes LevelDB's table
+// format (see "LevelDB's format" below).
 //
 // # File layout
 //
@@ -44,6 +45,37 @@
 // Footer (52 bytes): metaindex handle and index handle, zero-padded to 40
 // bytes; uint32 format version (FormatVersion = 1); uint64 magic
 // (TableMagic). All fixed-width integers are little endian.
+//
+// # LevelDB's format
+//
+// The package also reads and writes the tables of LevelDB 1.x and goleveldb
+// (FormatLevelDB; WriterOptions.Format selects it, and NewReader tells the
+// format from the magic number in the file's last 8 bytes). The layout is
+// the one above without the properties, range-deletion and range filter
+// blocks:
+//
+//	data blocks | filter block (when the table has a filter) |
+//	metaindex block | index block | footer (LevelDBFooterLen = 48 bytes)
+//
+// Blocks, handles and keys are as above. The trailer's checksum is the
+// CRC-32C (Castagnoli) of the block bytes as stored followed by the type
+// byte, masked: ((crc >> 15) | (crc << 17)) + 0xa282ead8. The data,
+// metaindex and index blocks may be snappy-compressed (when that saves 1/8),
+// the filter block never is; LevelDB 1.24 and later may also write zstd
+// (type 2), which the Reader refuses with ErrUnsupportedCompression. The
+// metaindex maps "filter.<policy name>" to the filter block and nothing
+// else. The footer is the two handles zero-padded to 40 bytes, then uint64
+// LevelDBTableMagic.
+//
+// The filter block holds one filter per 2 KiB range of data-block offsets:
+// filter i is the policy's filter over the user keys of the data blocks
+// whose offset o has o>>base_lg == i (empty when no block starts in the
+// range), and the block is the filters, then one uint32 offset per filter,
+// then the uint32 offset of that array, then one byte base_lg (11). So
+// MayContain seeks the index for the data block a key would be in before
+// it asks a filter, and Filter offers no whole-table filter. A LevelDB
+// table records no properties: the Reader's Properties hold what the
+// index and metaindex tell, and ScanProperties computes the rest.
 //
 // # Invariants
 //

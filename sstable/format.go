@@ -2,7 +2,9 @@ package sstable
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/cespare/xxhash/v2"
@@ -74,6 +76,75 @@ const (
 	maxSnappyRatio = 24
 )
 
+// Format is a table file format. A Reader detects it from the footer's
+// magic number; a Writer writes the one WriterOptions.Format names.
+type Format uint8
+
+// Table formats.
+const (
+	// FormatBloomKV is bloomkv's own format (the zero value): xxhash
+	// checksums, a whole-table filter, a properties block, a 52-byte footer.
+	FormatBloomKV Format = 0
+	// FormatLevelDB is the table format of LevelDB 1.x and goleveldb:
+	// masked CRC-32C checksums, one filter per 2 KiB of data-block offsets,
+	// no properties block, a 48-byte footer. See the package doc.
+	FormatLevelDB Format = 1
+)
+
+// String names the format.
+func (f Format) String() string {
+	switch f {
+	case FormatBloomKV:
+		return "bloomkv"
+	case FormatLevelDB:
+		return "leveldb"
+	}
+	return fmt.Sprintf("format(%d)", uint8(f))
+}
+
+const (
+	// LevelDBTableMagic ends every LevelDB table file (stored little endian).
+	LevelDBTableMagic uint64 = 0xdb4775248b80fb57
+
+	// LevelDBFooterLen is the fixed length of a LevelDB table's footer:
+	// the two handles zero-padded to 40 bytes, then the magic number.
+	LevelDBFooterLen = 2*maxHandleLen + 8
+
+	// levelDBFilterBaseLg is the base-2 logarithm of the range of
+	// data-block offsets one LevelDB filter covers (2 KiB).
+	levelDBFilterBaseLg = 11
+
+	// levelDBZstdCompression is the trailer type of zstd blocks in LevelDB
+	// 1.24 and later, which this package does not decode.
+	levelDBZstdCompression = 2
+)
+
+// ErrUnsupportedCompression is wrapped by the error of a block whose
+// trailer names a compression type this package does not decode, such as
+// zstd (type 2) in the tables of newer LevelDB releases. In a bloomkv table,
+// which only ever holds types 0 and 1, the error also wraps
+// base.ErrCorruption; in a LevelDB table (whose trailer checksum vouches
+// for the type byte) it does not.
+var ErrUnsupportedCompression = errors.New("sstable: unsupported block compression")
+
+// ErrUnsupportedByFormat is wrapped by the error of a Writer asked for what
+// its table format cannot hold: range deletions, prefix or range filters,
+// or a filter policy other than LevelDB's in FormatLevelDB.
+var ErrUnsupportedByFormat = errors.New("sstable: not supported by the table format")
+
+// compressionError is the error of a checked block of unknown compression
+// type typ in a table of format f.
+func compressionError(f Format, typ byte, h blockHandle) error {
+	if f == FormatLevelDB {
+		name := fmt.Sprintf("compression type %d", typ)
+		if typ == levelDBZstdCompression {
+			name = "zstd (compression type 2)"
+		}
+		return fmt.Errorf("%w: block at offset %d is %s; only none (0) and snappy (1) are supported", ErrUnsupportedCompression, h.offset, name)
+	}
+	return fmt.Errorf("%w: %w: block at offset %d: unknown compression type %d", base.ErrCorruption, ErrUnsupportedCompression, h.offset, typ)
+}
+
 // blockHandle locates a block in the file: size excludes the trailer.
 type blockHandle struct {
 	offset, size uint64
@@ -127,12 +198,46 @@ func checkRegion(h blockHandle, lo, hi uint64, what string) error {
 // block bytes followed by the type byte.
 func checksum(b []byte) uint32 { return uint32(xxhash.Sum64(b)) }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// levelDBChecksum computes the trailer checksum of a stored block of a
+// LevelDB table: the CRC-32C of b (block bytes and type byte), masked as
+// LevelDB masks stored CRCs (rotated right by 15 bits, plus a constant).
+func levelDBChecksum(b []byte) uint32 {
+	c := crc32.Checksum(b, castagnoli)
+	return (c>>15 | c<<17) + 0xa282ead8
+}
+
+// checksum computes the trailer checksum of a stored block in format f.
+func (f Format) checksum(b []byte) uint32 {
+	if f == FormatLevelDB {
+		return levelDBChecksum(b)
+	}
+	return checksum(b)
+}
+
+// footerLen is the length of the footer of format f.
+func (f Format) footerLen() int {
+	if f == FormatLevelDB {
+		return LevelDBFooterLen
+	}
+	return FooterLen
+}
+
 type footer struct {
+	format           Format
 	metaindex, index blockHandle
-	version          uint32
+	version          uint32 // FormatVersion; 0 in LevelDB tables
 }
 
 func (f footer) encode() []byte {
+	if f.format == FormatLevelDB {
+		buf := make([]byte, LevelDBFooterLen)
+		p := appendHandle(buf[:0], f.metaindex)
+		appendHandle(p, f.index)
+		binary.LittleEndian.PutUint64(buf[2*maxHandleLen:], LevelDBTableMagic)
+		return buf
+	}
 	buf := make([]byte, FooterLen)
 	p := appendHandle(buf[:0], f.metaindex)
 	appendHandle(p, f.index)
@@ -141,19 +246,35 @@ func (f footer) encode() []byte {
 	return buf
 }
 
+// decodeFooter decodes the footer at the end of buf, the last
+// min(FooterLen, file size) bytes of a table, telling the format by the
+// magic number in buf's last 8 bytes.
 func decodeFooter(buf []byte) (footer, error) {
 	var f footer
-	if len(buf) != FooterLen {
-		return f, base.CorruptionErrorf("sstable: footer of %d bytes", len(buf))
+	if len(buf) < 8 {
+		return f, base.CorruptionErrorf("sstable: file of %d bytes is too short for a table", len(buf))
 	}
-	if m := binary.LittleEndian.Uint64(buf[2*maxHandleLen+4:]); m != TableMagic {
+	var handles []byte
+	switch m := binary.LittleEndian.Uint64(buf[len(buf)-8:]); m {
+	case TableMagic:
+		if len(buf) < FooterLen {
+			return f, base.CorruptionErrorf("sstable: file of %d bytes is too short for a table", len(buf))
+		}
+		buf = buf[len(buf)-FooterLen:]
+		f.version = binary.LittleEndian.Uint32(buf[2*maxHandleLen:])
+		if f.version != FormatVersion {
+			return f, base.CorruptionErrorf("sstable: unknown format version %d", f.version)
+		}
+		handles = buf[:2*maxHandleLen]
+	case LevelDBTableMagic:
+		if len(buf) < LevelDBFooterLen {
+			return f, base.CorruptionErrorf("sstable: file of %d bytes is too short for a LevelDB table", len(buf))
+		}
+		f.format = FormatLevelDB
+		handles = buf[len(buf)-LevelDBFooterLen : len(buf)-8]
+	default:
 		return f, base.CorruptionErrorf("sstable: bad magic number %#x", m)
 	}
-	f.version = binary.LittleEndian.Uint32(buf[2*maxHandleLen:])
-	if f.version != FormatVersion {
-		return f, base.CorruptionErrorf("sstable: unknown format version %d", f.version)
-	}
-	handles := buf[:2*maxHandleLen]
 	var n, m int
 	var err error
 	if f.metaindex, n, err = decodeHandle(handles); err != nil {

@@ -36,7 +36,17 @@ const (
 
 // Properties describe a table. They are written into its properties block
 // by Writer.Finish and read back by NewReader.
+//
+// A LevelDB table has no properties block. Its Reader's Properties hold
+// what the index and metaindex tell: Format, NumDataBlocks, DataSize,
+// IndexSize, FilterPolicy and FilterSize; every other field is zero (the
+// counts and bounds are unknown, not zero: Reader.ScanProperties computes
+// them by reading the data blocks). Writer.Finish returns all of them in
+// either format.
 type Properties struct {
+	// Format is the table's format. It is not stored in the properties
+	// block (only bloomkv tables have one): the footer tells it.
+	Format Format
 	// NumEntries counts all entries; NumDeletions those of kind Delete.
 	NumEntries, NumDeletions uint64
 	// NumRangeDeletions counts the range tombstones of the range-deletion
@@ -102,7 +112,15 @@ func (p *Properties) String() string {
 	} else {
 		fmt.Fprintf(&b, "smallest: %s\nlargest: %s\n", base.FormatInternalKey(p.Smallest), base.FormatInternalKey(p.Largest))
 	}
-	fmt.Fprintf(&b, "compression: %s, format version %d\n", p.Compression, p.FormatVersion)
+	if p.Format == FormatLevelDB {
+		c := p.Compression
+		if c == "" {
+			c = "unknown"
+		}
+		fmt.Fprintf(&b, "compression: %s, format leveldb (no properties block: counts are known only after a scan)\n", c)
+	} else {
+		fmt.Fprintf(&b, "compression: %s, format version %d\n", p.Compression, p.FormatVersion)
+	}
 	return b.String()
 }
 

@@ -78,9 +78,12 @@ type Reader struct {
 	opts  ReaderOptions
 	props *Properties
 
+	format Format
+
 	index      []byte
 	filterData []byte
 	policy     filter.Policy // nil: no usable filter
+	ldbFilter  levelDBFilter // FormatLevelDB: filterData parsed
 	rangeDels  []rangedel.Tombstone
 
 	rangeData   []byte
@@ -93,33 +96,26 @@ type Reader struct {
 // errClosed is returned by calls on a closed Reader.
 var errClosed = errors.New("sstable: reader is closed")
 
-// NewReader opens the table held in f, which has the given size. It reads
-// and verifies the footer, metaindex, properties, index and (when its policy
-// is known) filter blocks. Damaged bytes give an error wrapping
-// base.ErrCorruption. The caller keeps ownership of f.
+// NewReader opens the table held in f, which has the given size. It tells
+// the format (bloomkv's or LevelDB's) from the footer's magic number, and
+// reads and verifies the footer, metaindex, properties (bloomkv tables
+// only), index and (when its policy is known) filter blocks. Damaged bytes
+// give an error wrapping base.ErrCorruption; an index or meta block
+// compressed in a way this package does not decode, one wrapping
+// ErrUnsupportedCompression. The caller keeps ownership of f.
 func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
-	if size < FooterLen {
+	if size < LevelDBFooterLen {
 		return nil, base.CorruptionErrorf("sstable: file of %d bytes is too short for a table", size)
 	}
 	if o.Mapped != nil && int64(len(o.Mapped)) != size {
 		return nil, fmt.Errorf("sstable: mapping of %d bytes for a table of %d", len(o.Mapped), size)
 	}
 	r := &Reader{f: f, size: size, opts: o}
-	fbuf := make([]byte, FooterLen)
-	if err := r.readAt(fbuf, uint64(size-FooterLen)); err != nil {
-		return nil, err
-	}
-	ft, err := decodeFooter(fbuf)
+	ft, err := r.readFooter()
 	if err != nil {
 		return nil, err
 	}
-	footerStart := uint64(size - FooterLen)
-	if err := checkRegion(ft.index, 0, footerStart, "index"); err != nil {
-		return nil, err
-	}
-	if err := checkRegion(ft.metaindex, 0, ft.index.offset, "metaindex"); err != nil {
-		return nil, err
-	}
+	r.format = ft.format
 	if r.index, err = r.readBlock(ft.index); err != nil {
 		return nil, err
 	}
@@ -128,11 +124,17 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	mi, err := r.parseMetaindex(metaindex, ft.metaindex.offset)
-	propsHandle, filterHandle, rangeDelHandle, filterName, metaStart := mi.props, mi.filter, mi.rangeDel, mi.filterName, mi.metaStart
 	if err != nil {
 		return nil, err
 	}
-	r.dataEnd = metaStart
+	r.dataEnd = mi.metaStart
+	if r.format == FormatLevelDB {
+		if err := r.openLevelDB(mi); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	propsHandle, filterHandle, rangeDelHandle, filterName := mi.props, mi.filter, mi.rangeDel, mi.filterName
 	pblock, err := r.readBlock(propsHandle)
 	if err != nil {
 		return nil, err
@@ -183,6 +185,56 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
+// readFooter reads and decodes the footer and checks that the index block
+// lies before it and the metaindex block before the index.
+func (r *Reader) readFooter() (footer, error) {
+	n := min(r.size, FooterLen)
+	fbuf := make([]byte, n)
+	if err := r.readAt(fbuf, uint64(r.size-n)); err != nil {
+		return footer{}, err
+	}
+	ft, err := decodeFooter(fbuf)
+	if err != nil {
+		return ft, err
+	}
+	footerStart := uint64(r.size) - uint64(ft.format.footerLen())
+	if err := checkRegion(ft.index, 0, footerStart, "index"); err != nil {
+		return ft, err
+	}
+	if err := checkRegion(ft.metaindex, 0, ft.index.offset, "metaindex"); err != nil {
+		return ft, err
+	}
+	return ft, nil
+}
+
+// openLevelDB completes NewReader for a LevelDB table: it has no
+// properties block, so the properties are those the index and metaindex
+// tell (see Properties.Format), and its filter block holds one filter per
+// 2 KiB of data-block offsets.
+func (r *Reader) openLevelDB(mi metaHandles) error {
+	r.props = &Properties{
+		Format:       FormatLevelDB,
+		DataSize:     r.dataEnd,
+		IndexSize:    uint64(len(r.index)),
+		FilterPolicy: mi.filterName,
+		FilterSize:   mi.filter.size,
+	}
+	if mi.filterName != "" {
+		if p := findPolicy(r.opts.Filters, mi.filterName); p != nil {
+			b, err := r.readBlock(mi.filter)
+			if err != nil {
+				return err
+			}
+			if r.ldbFilter, err = parseLevelDBFilter(b); err != nil {
+				return err
+			}
+			r.filterData, r.policy = b, p
+			r.props.FilterSize = uint64(len(b))
+		}
+	}
+	return r.checkIndex()
+}
+
 // findPolicy returns the policy of ps named name, ignoring nil and None.
 func findPolicy(ps []filter.Policy, name string) filter.Policy {
 	for _, p := range ps {
@@ -201,9 +253,9 @@ type metaHandles struct {
 }
 
 // parseMetaindex finds the properties, filter, range filter and
-// range-deletion handles, checks that every meta block lies before the
-// metaindex, and finds the lowest offset of any meta block, where the data
-// blocks must end.
+// range-deletion handles (in a LevelDB table, only the filter's), checks
+// that every meta block lies before the metaindex, and finds the lowest
+// offset of any meta block, where the data blocks must end.
 func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandles, err error) {
 	var it blockIter
 	if err = it.init(true, block); err != nil {
@@ -211,11 +263,13 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandl
 	}
 	mi.metaStart = metaindexOff
 	haveProps := false
+	leveldb := r.format == FormatLevelDB
 	for ok := it.First(); ok; ok = it.Next() {
 		name := string(it.Key())
 		isFilter := strings.HasPrefix(name, MetaFilterPrefix)
-		isRangeFilter := strings.HasPrefix(name, MetaRangeFilterPrefix)
-		if name != MetaPropertiesKey && name != MetaRangeDelKey && !isFilter && !isRangeFilter {
+		isRangeFilter := !leveldb && strings.HasPrefix(name, MetaRangeFilterPrefix)
+		isBloomKV := !leveldb && (name == MetaPropertiesKey || name == MetaRangeDelKey)
+		if !isBloomKV && !isFilter && !isRangeFilter {
 			continue // a block this version does not know
 		}
 		h, n, herr := decodeHandle(it.Value())
@@ -261,7 +315,7 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandl
 	if err = it.Error(); err != nil {
 		return
 	}
-	if !haveProps {
+	if !haveProps && !leveldb {
 		err = base.CorruptionErrorf("sstable: metaindex has no properties block")
 	}
 	return
@@ -270,7 +324,8 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandl
 // checkIndex walks the index once: separators must be internal keys in
 // strictly increasing order, and handles must be well formed, in file
 // order, not overlapping, inside the data region, and as many as the
-// properties say.
+// properties say (in a LevelDB table, which has no count to check, their
+// number becomes Properties.NumDataBlocks).
 func (r *Reader) checkIndex() error {
 	var it blockIter
 	if err := it.init(false, r.index); err != nil {
@@ -303,7 +358,9 @@ func (r *Reader) checkIndex() error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	if n != r.props.NumDataBlocks {
+	if r.format == FormatLevelDB {
+		r.props.NumDataBlocks = n
+	} else if n != r.props.NumDataBlocks {
 		return base.CorruptionErrorf("sstable: index has %d data blocks, properties say %d", n, r.props.NumDataBlocks)
 	}
 	return nil
@@ -347,19 +404,20 @@ func (r *Reader) readBlock(h blockHandle) ([]byte, error) {
 	if err := r.readAt(buf, h.offset); err != nil {
 		return nil, err
 	}
-	return decodeStoredBlock(buf, h, r.opts.skipChecksums)
+	return decodeStoredBlock(r.format, buf, h, r.opts.skipChecksums)
 }
 
-// decodeStoredBlock checks and decompresses a block read with its trailer.
-func decodeStoredBlock(buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
-	return decodeStoredBlockTo(nil, buf, h, skipChecksum)
+// decodeStoredBlock checks and decompresses a block of a table of format f
+// read with its trailer.
+func decodeStoredBlock(f Format, buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
+	return decodeStoredBlockTo(f, nil, buf, h, skipChecksum)
 }
 
 // decodeStoredBlockTo is decodeStoredBlock decompressing into dst when its
 // capacity suffices (a new buffer otherwise). An uncompressed block is
 // returned as the stored bytes, aliasing buf.
-func decodeStoredBlockTo(dst, buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
-	if err := verifyStoredBlock(buf, h, skipChecksum); err != nil {
+func decodeStoredBlockTo(f Format, dst, buf []byte, h blockHandle, skipChecksum bool) ([]byte, error) {
+	if err := verifyStoredBlock(f, buf, h, skipChecksum); err != nil {
 		return nil, err
 	}
 	n := len(buf) - BlockTrailerLen
@@ -381,16 +439,16 @@ func decodeStoredBlockTo(dst, buf []byte, h blockHandle, skipChecksum bool) ([]b
 		}
 		return out, nil
 	default:
-		return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, typ)
+		return nil, compressionError(f, byte(typ), h)
 	}
 }
 
 // verifyStoredBlock checks the checksum in the trailer of buf, a block as
-// stored (buf holds at least the trailer).
-func verifyStoredBlock(buf []byte, h blockHandle, skipChecksum bool) error {
+// stored in a table of format f (buf holds at least the trailer).
+func verifyStoredBlock(f Format, buf []byte, h blockHandle, skipChecksum bool) error {
 	n := len(buf) - BlockTrailerLen
 	want := binary.LittleEndian.Uint32(buf[n+1:])
-	if got := checksum(buf[:n+1]); got != want && !skipChecksum {
+	if got := f.checksum(buf[:n+1]); got != want && !skipChecksum {
 		return base.CorruptionErrorf("sstable: block at offset %d: checksum %#08x, want %#08x", h.offset, got, want)
 	}
 	return nil
@@ -472,7 +530,7 @@ func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
 		return nil, err
 	}
 	r.countRead(len(buf), false)
-	if err := verifyStoredBlock(buf, h, r.opts.skipChecksums); err != nil {
+	if err := verifyStoredBlock(r.format, buf, h, r.opts.skipChecksums); err != nil {
 		rb.Release()
 		return nil, err
 	}
@@ -480,14 +538,15 @@ func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
 		rb.Truncate(n)
 		return rb, nil
 	}
-	b, err := decodeStoredToBlock(buf, h)
+	b, err := decodeStoredToBlock(r.format, buf, h)
 	rb.Release()
 	return b, err
 }
 
 // decodeStoredToBlock decodes the checked block buf (stored bytes and
-// trailer) into a new pooled block, copying it when it is not compressed.
-func decodeStoredToBlock(buf []byte, h blockHandle) (*cache.Block, error) {
+// trailer) of a table of format f into a new pooled block, copying it when
+// it is not compressed.
+func decodeStoredToBlock(f Format, buf []byte, h blockHandle) (*cache.Block, error) {
 	n := len(buf) - BlockTrailerLen
 	stored := buf[:n:n]
 	switch Compression(buf[n]) {
@@ -507,7 +566,7 @@ func decodeStoredToBlock(buf []byte, h blockHandle) (*cache.Block, error) {
 		}
 		return b, nil
 	}
-	return nil, base.CorruptionErrorf("sstable: block at offset %d: unknown compression type %d", h.offset, buf[n])
+	return nil, compressionError(f, buf[n], h)
 }
 
 // decodeMapped checks and decodes data block h (inside the data region)
@@ -521,10 +580,10 @@ func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
 	stored := r.mappedBlock(h, false)
-	if err := verifyStoredBlock(stored, h, r.opts.skipChecksums); err != nil {
+	if err := verifyStoredBlock(r.format, stored, h, r.opts.skipChecksums); err != nil {
 		return nil, err
 	}
-	return decodeStoredToBlock(stored, h)
+	return decodeStoredToBlock(r.format, stored, h)
 }
 
 // decodeMappedTo is decodeMapped for a one-pass reader: it decodes into
@@ -533,7 +592,7 @@ func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
 	stored := r.mappedBlock(h, true)
-	b, err = decodeStoredBlockTo(dst, stored, h, r.opts.skipChecksums)
+	b, err = decodeStoredBlockTo(r.format, dst, stored, h, r.opts.skipChecksums)
 	if err == nil && Compression(stored[h.size]) == NoCompression {
 		b = append(dst[:0], b...)
 	}
@@ -602,7 +661,7 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 			return nil, err
 		}
 		r.countRead(n, true)
-		b, err = decodeStoredBlockTo(*dbuf, buf, h, r.opts.skipChecksums)
+		b, err = decodeStoredBlockTo(r.format, *dbuf, buf, h, r.opts.skipChecksums)
 		if err != nil || Compression(buf[n-BlockTrailerLen]) == NoCompression {
 			return b, err // b aliases rbuf; dbuf is untouched
 		}
@@ -617,8 +676,12 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 }
 
 // Properties returns the table's properties. The caller must not modify
-// them.
+// them. Those of a LevelDB table hold only what its index and metaindex
+// tell (see Properties.Format); ScanProperties computes the rest.
 func (r *Reader) Properties() *Properties { return r.props }
+
+// Format returns the table's format, told by its footer.
+func (r *Reader) Format() Format { return r.format }
 
 // RangeDels returns the table's range tombstones in canonical order (nil
 // when it has none). The caller must not modify them.
@@ -643,9 +706,17 @@ func (r *Reader) IndexBytes() int { return len(r.index) }
 
 // MayContain asks the table's filter whether user key ukey may be in the
 // table. It is true when the table has no usable filter. It reads nothing.
+// In a LevelDB table, whose filters each cover the data blocks of 2 KiB of
+// file offsets, it first seeks the resident index for the data block
+// ukey's newest entry would be in, then asks that block's filter (and the
+// next block's, while ukey's versions may continue there). It does not
+// allocate.
 func (r *Reader) MayContain(ukey []byte) bool {
 	if r.policy == nil {
 		return true
+	}
+	if r.format == FormatLevelDB {
+		return r.levelDBMayContain(ukey)
 	}
 	return r.policy.MayContain(r.filterData, ukey)
 }
@@ -653,8 +724,15 @@ func (r *Reader) MayContain(ukey []byte) bool {
 // Filter returns the policy and the bytes of the table's filter, or a nil
 // policy when the table has no usable filter: for a caller that probes
 // the filters of many tables in one batch (filter.MayContainBatch). The
-// caller must not modify the bytes.
-func (r *Reader) Filter() (filter.Policy, []byte) { return r.policy, r.filterData }
+// caller must not modify the bytes. A LevelDB table's filters are per
+// block, not one whole-table filter, so Filter returns a nil policy even
+// when HasFilter is true: such a caller asks MayContain instead.
+func (r *Reader) Filter() (filter.Policy, []byte) {
+	if r.format == FormatLevelDB {
+		return nil, nil
+	}
+	return r.policy, r.filterData
+}
 
 // HasRangeFilter reports whether the table has a range filter this reader
 // can use.
@@ -731,8 +809,12 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 }
 
 // getIters are the block iterators of one Get, pooled so that a lookup
-// allocates nothing (their key buffers are reused).
-type getIters struct{ idx, data blockIter }
+// allocates nothing (their key buffers are reused); seek is the seek key
+// buffer of a LevelDB table's MayContain.
+type getIters struct {
+	idx, data blockIter
+	seek      []byte
+}
 
 var getItersPool sync.Pool
 
@@ -860,19 +942,12 @@ func (r *Reader) VerifyChecksums() error {
 	if r.closed {
 		return errClosed
 	}
-	fbuf := make([]byte, FooterLen)
-	if err := r.readAt(fbuf, uint64(r.size-FooterLen)); err != nil {
-		return err
-	}
-	ft, err := decodeFooter(fbuf)
+	ft, err := r.readFooter()
 	if err != nil {
 		return err
 	}
-	if err := checkRegion(ft.index, 0, uint64(r.size-FooterLen), "index"); err != nil {
-		return err
-	}
-	if err := checkRegion(ft.metaindex, 0, ft.index.offset, "metaindex"); err != nil {
-		return err
+	if ft.format != r.format {
+		return base.CorruptionErrorf("sstable: the footer now says format %s, it said %s", ft.format, r.format)
 	}
 	if _, err := r.readBlock(ft.index); err != nil {
 		return err
@@ -948,7 +1023,7 @@ func (r *Reader) VerifyChecksums() error {
 	if err := idx.Error(); err != nil {
 		return err
 	}
-	if n != r.props.NumEntries {
+	if r.format == FormatBloomKV && n != r.props.NumEntries {
 		return base.CorruptionErrorf("sstable: %d entries, properties say %d", n, r.props.NumEntries)
 	}
 	return nil

@@ -55,6 +55,20 @@ type WriterOptions struct {
 	// RangeFilter, when set, builds a range filter over the user keys of
 	// all entries, for Reader.RangeMayContain.
 	RangeFilter filter.RangePolicy
+	// Format is the table format to write: FormatBloomKV (the zero value)
+	// or FormatLevelDB, a table LevelDB 1.x and goleveldb read: masked
+	// CRC-32C trailers; data, metaindex and index blocks snappy-compressed
+	// as LevelDB compresses them (unless DisableCompression); index keys
+	// shortened by LevelDB's rules; a filter block of one filter per 2 KiB
+	// of data-block offsets, named "filter.leveldb.BuiltinBloomFilter2";
+	// no properties block; the 48-byte footer. With the same options
+	// (BlockSize, BlockRestartInterval, compression, bits per key) and
+	// entries, the table is byte for byte the one LevelDB 1.23 writes,
+	// snappy's output aside (TestLevelDBRewriteIdentical). In FormatLevelDB, FilterPolicy must be nil,
+	// filter.None or made by filter.NewLevelDBBloomPolicy, and Prefix and
+	// RangeFilter must be nil; otherwise, and on AddRangeDel, the Writer
+	// fails with an error wrapping ErrUnsupportedByFormat.
+	Format Format
 }
 
 // Writer writes one table to an io.Writer. Keys must be added in strictly
@@ -70,6 +84,7 @@ type Writer struct {
 
 	filterPolicy filter.Policy
 	filter       filter.Builder
+	ldbFilter    *levelDBFilterWriter // FormatLevelDB's filter, instead of filter
 
 	props   Properties
 	lastKey []byte
@@ -119,8 +134,33 @@ func NewWriter(w io.Writer, o WriterOptions) *Writer {
 	if o.DisableCompression {
 		wr.props.Compression = NoCompression.String()
 	}
-	wr.props.FormatVersion = FormatVersion
+	wr.props.Format = o.Format
+	switch o.Format {
+	case FormatBloomKV:
+		wr.props.FormatVersion = FormatVersion
+	case FormatLevelDB:
+		wr.err = checkLevelDBOptions(o)
+		if wr.filter != nil {
+			wr.ldbFilter = &levelDBFilterWriter{b: wr.filter}
+			wr.filter = nil
+		}
+	default:
+		wr.err = fmt.Errorf("sstable: unknown table format %d", o.Format)
+	}
 	return wr
+}
+
+// checkLevelDBOptions refuses the options a LevelDB table cannot honour.
+func checkLevelDBOptions(o WriterOptions) error {
+	switch {
+	case o.FilterPolicy != nil && !filter.IsNone(o.FilterPolicy) && o.FilterPolicy.Name() != filter.LevelDBBloomPolicyName:
+		return fmt.Errorf("%w: filter policy %q in a LevelDB table (use filter.NewLevelDBBloomPolicy, which LevelDB reads, or none)", ErrUnsupportedByFormat, o.FilterPolicy.Name())
+	case o.Prefix != nil:
+		return fmt.Errorf("%w: prefix filter %q in a LevelDB table", ErrUnsupportedByFormat, o.Prefix.Name())
+	case o.RangeFilter != nil:
+		return fmt.Errorf("%w: range filter %q in a LevelDB table", ErrUnsupportedByFormat, o.RangeFilter.Name())
+	}
+	return nil
 }
 
 // errFinished is returned by calls made after Finish.
@@ -149,8 +189,15 @@ func (w *Writer) Add(ikey, value []byte) error {
 		return fmt.Errorf("sstable: entry of %d bytes exceeds MaxEntrySize", len(ikey)+len(value))
 	}
 	if w.pendingIndex {
-		w.sepBuf = appendSeparator(w.sepBuf[:0], w.lastKey, ikey)
+		if w.opts.Format == FormatLevelDB {
+			w.sepBuf = appendLevelDBSeparator(w.sepBuf[:0], w.lastKey, ikey)
+		} else {
+			w.sepBuf = appendSeparator(w.sepBuf[:0], w.lastKey, ikey)
+		}
 		w.addIndexEntry(w.sepBuf)
+	}
+	if w.ldbFilter != nil {
+		w.ldbFilter.addKey(ukey)
 	}
 	if w.filter != nil {
 		w.filter.AddKey(ukey)
@@ -216,6 +263,9 @@ func (w *Writer) flushDataBlock() {
 	w.pendingIndex = true
 	w.pendingHandle = h
 	w.props.NumDataBlocks++
+	if w.ldbFilter != nil {
+		w.ldbFilter.startBlock(w.offset)
+	}
 }
 
 // writeBlock writes block (compressing it when allowed and worthwhile) and
@@ -234,7 +284,7 @@ func (w *Writer) writeBlock(block []byte, compress bool) (blockHandle, error) {
 	// stored belongs to the Writer (builder or compression buffer), so the
 	// trailer can be appended in place and written in the same call.
 	out := append(stored, byte(typ))
-	out = binary.LittleEndian.AppendUint32(out, checksum(out))
+	out = binary.LittleEndian.AppendUint32(out, w.opts.Format.checksum(out))
 	if _, err := w.w.Write(out); err != nil {
 		return blockHandle{}, err
 	}
@@ -256,6 +306,10 @@ func (w *Writer) AddRangeDel(start, end []byte, seq uint64) error {
 	}
 	if w.finished {
 		return errFinished
+	}
+	if w.opts.Format == FormatLevelDB {
+		w.err = fmt.Errorf("%w: range deletion [%q, %q)#%d in a LevelDB table", ErrUnsupportedByFormat, start, end, seq)
+		return w.err
 	}
 	if bytes.Compare(start, end) >= 0 || seq > base.MaxSeqNum {
 		return fmt.Errorf("sstable: bad range tombstone [%q, %q)#%d", start, end, seq)
@@ -280,7 +334,11 @@ func (w *Writer) Finish() (*Properties, error) {
 		return nil, w.err
 	}
 	if w.pendingIndex {
-		w.sepBuf = appendSuccessor(w.sepBuf[:0], w.lastKey)
+		if w.opts.Format == FormatLevelDB {
+			w.sepBuf = appendLevelDBSuccessor(w.sepBuf[:0], w.lastKey)
+		} else {
+			w.sepBuf = appendSuccessor(w.sepBuf[:0], w.lastKey)
+		}
 		w.addIndexEntry(w.sepBuf)
 	}
 	p := &w.props
@@ -289,18 +347,16 @@ func (w *Writer) Finish() (*Properties, error) {
 	if w.props.NumEntries == 0 {
 		p.Largest = nil
 	}
+	if w.opts.Format == FormatLevelDB {
+		return w.finishLevelDB()
+	}
 
 	var filterData []byte
 	if w.filter != nil {
 		filterData = w.filter.Finish(nil)
-		p.FilterPolicy = w.filterPolicy.Name()
+		w.setFilterProps(len(filterData))
 		if w.opts.Prefix != nil {
 			p.PrefixExtractor = w.opts.Prefix.Name()
-		}
-		p.FilterSize = uint64(len(filterData))
-		if p.NumEntries > 0 {
-			bpk := float64(len(filterData)) * 8 / float64(p.NumEntries)
-			p.FilterBitsPerKey = math.Round(bpk*1e4) / 1e4
 		}
 	}
 	indexBlock := w.index.finish()
@@ -376,10 +432,68 @@ func (w *Writer) Finish() (*Properties, error) {
 		return nil, err
 	}
 	w.offset += FooterLen
-	out := *p
-	out.Smallest = bytes.Clone(p.Smallest)
-	out.Largest = bytes.Clone(p.Largest)
-	return &out, nil
+	return w.finalProps(), nil
+}
+
+// finalProps returns a copy of the properties for Finish to return.
+func (w *Writer) finalProps() *Properties {
+	out := w.props
+	out.Smallest = bytes.Clone(w.props.Smallest)
+	out.Largest = bytes.Clone(w.props.Largest)
+	return &out
+}
+
+// setFilterProps records a finished filter of n bytes in the properties.
+func (w *Writer) setFilterProps(n int) {
+	p := &w.props
+	p.FilterPolicy = w.filterPolicy.Name()
+	p.FilterSize = uint64(n)
+	if p.NumEntries > 0 {
+		bpk := float64(n) * 8 / float64(p.NumEntries)
+		p.FilterBitsPerKey = math.Round(bpk*1e4) / 1e4
+	}
+}
+
+// finishLevelDB is Finish after the data blocks for FormatLevelDB, in
+// LevelDB's order: the filter block (never compressed), the metaindex and
+// index blocks (compressed as data blocks are), the 48-byte footer.
+func (w *Writer) finishLevelDB() (*Properties, error) {
+	var meta blockBuilder
+	meta.restartInterval = w.opts.BlockRestartInterval
+	compress := !w.opts.DisableCompression
+	if w.ldbFilter != nil {
+		data, err := w.ldbFilter.finish()
+		if err != nil {
+			w.err = err
+			return nil, err
+		}
+		w.setFilterProps(len(data))
+		h, err := w.writeBlock(data, false)
+		if err != nil {
+			w.err = err
+			return nil, err
+		}
+		meta.add([]byte(MetaFilterPrefix+w.props.FilterPolicy), appendHandle(nil, h))
+	}
+	metaHandle, err := w.writeBlock(meta.finish(), compress)
+	if err != nil {
+		w.err = err
+		return nil, err
+	}
+	indexBlock := w.index.finish()
+	w.props.IndexSize = uint64(len(indexBlock))
+	indexHandle, err := w.writeBlock(indexBlock, compress)
+	if err != nil {
+		w.err = err
+		return nil, err
+	}
+	ft := footer{format: FormatLevelDB, metaindex: metaHandle, index: indexHandle}
+	if _, err := w.w.Write(ft.encode()); err != nil {
+		w.err = err
+		return nil, err
+	}
+	w.offset += LevelDBFooterLen
+	return w.finalProps(), nil
 }
 
 // appendSeparator appends to dst an internal key k with a <= k < b, shorter
