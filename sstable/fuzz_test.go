@@ -111,13 +111,14 @@ func fuzzTable(t *testing.T, data []byte, skipChecksums bool) {
 		skipChecksums: skipChecksums,
 	})
 	if err != nil {
-		if !errors.Is(err, base.ErrCorruption) {
+		if !isDamage(err) {
 			t.Fatalf("NewReader error %v does not wrap ErrCorruption", err)
 		}
 		return
 	}
 	defer r.Close()
 	_ = r.VerifyChecksums()
+	_, _ = r.ScanProperties()
 	if ts := r.RangeDels(); len(ts) > 0 {
 		// What NewReader accepted is canonical and builds a set.
 		for i := range ts {
@@ -145,15 +146,22 @@ func fuzzTable(t *testing.T, data []byte, skipChecksums bool) {
 	probes := append(keys, []byte("k"), base.MakeSeekKey([]byte("key"), 5), nil)
 	for _, k := range probes {
 		r.MayContain(base.UserKey(k))
-		if _, _, _, err := r.Find(k); err != nil && !errors.Is(err, base.ErrCorruption) {
+		if _, _, _, err := r.Find(k); err != nil && !isDamage(err) {
 			t.Fatalf("Find error %v does not wrap ErrCorruption", err)
 		}
 		it.SeekGE(k)
 		it.SeekLT(k)
 	}
-	if err := it.Close(); err != nil && !errors.Is(err, base.ErrCorruption) {
+	if err := it.Close(); err != nil && !isDamage(err) {
 		t.Fatalf("iterator error %v does not wrap ErrCorruption", err)
 	}
+}
+
+// isDamage reports whether err is what a damaged or hostile table may
+// give: corruption, or (in a LevelDB table, whose trailer types are
+// vouched for by their checksums) a compression type not supported.
+func isDamage(err error) bool {
+	return errors.Is(err, base.ErrCorruption) || errors.Is(err, ErrUnsupportedCompression)
 }
 
 // TestWriteFuzzSeeds regenerates the seed corpus files under testdata/fuzz
@@ -164,6 +172,8 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	blk, mid := seedBlock()
 	emptyTable, _ := buildTable(t, nil, WriterOptions{})
+	ldbEmpty, _ := levelDBTable(t, nil, WriterOptions{FilterPolicy: ldbPolicy})
+	ldbFooter := footer{format: FormatLevelDB, metaindex: blockHandle{100, 20}, index: blockHandle{125, 300}}.encode()
 	q := func(b []byte) string { return fmt.Sprintf("[]byte(%q)", b) }
 	seeds := map[string][]string{
 		"FuzzBlock/valid-block":       {q(blk), q(mid)},
@@ -174,6 +184,16 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		"FuzzTable/empty-table":       {q(emptyTable)},
 		"FuzzRoundTrip/small":         {q([]byte("\x03abc\x02v1\x00\x01\x00\x05hello\x03zzz\x00")), "uint16(64)", "uint8(2)", "bool(true)"},
 		"FuzzRoundTrip/one-per-block": {q(bytes.Repeat([]byte("\x02ab\x10aaaaaaaaaaaaaaaa"), 40)), "uint16(1)", "uint8(0)", "bool(false)"},
+
+		"FuzzLevelDBFooter/leveldb":        {q(ldbFooter)},
+		"FuzzLevelDBFooter/bloomkv":        {q(footer{metaindex: blockHandle{7, 8}, index: blockHandle{20, 30}, version: FormatVersion}.encode())},
+		"FuzzLevelDBFooter/nonzero-pad":    {q(append(append(bytes.Clone(ldbFooter[:39]), 1), ldbFooter[40:]...))},
+		"FuzzLevelDBFilterBlock/two":       {q(seedLevelDBFilterBlock()), q([]byte("key0003")), "uint64(2100)"},
+		"FuzzLevelDBFilterBlock/empty":     {q([]byte("\x00\x00\x00\x00\x0b")), q([]byte("k")), "uint64(0)"},
+		"FuzzLevelDBFilterBlock/bad-array": {q([]byte("ab\x00\x00\x00\x00\x09\x00\x00\x00\x0b")), q([]byte("k")), "uint64(4096)"},
+		"FuzzLevelDBTable/snappy":          {q(seedLevelDBTable(t, true))},
+		"FuzzLevelDBTable/raw":             {q(seedLevelDBTable(t, false))},
+		"FuzzLevelDBTable/empty":           {q(ldbEmpty)},
 	}
 	for name, args := range seeds {
 		var b bytes.Buffer
