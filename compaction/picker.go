@@ -128,7 +128,7 @@ func Pick(v *manifest.Version, o *Options, pointers *[NumLevels][]byte) *Compact
 		// Level-0 tables overlap each other: take every one that overlaps
 		// the oldest, and keep widening the range until it is closed, so
 		// no newer version of a key is left above an older one moved down.
-		c.Inputs[0] = expandL0(v, v.Files[0][len(v.Files[0])-1:])
+		c.Inputs[0] = expand(v, 0, v.Files[0][len(v.Files[0])-1:])
 	} else {
 		files := v.Files[level]
 		pick := files[0]
@@ -140,18 +140,27 @@ func Pick(v *manifest.Version, o *Options, pointers *[NumLevels][]byte) *Compact
 				}
 			}
 		}
-		c.Inputs[0] = []*manifest.FileMetadata{pick}
+		// A table that shares a boundary key with its neighbour (LevelDB
+		// can write such levels) goes down with it: moving one of the two
+		// would leave older versions of the key above newer ones.
+		c.Inputs[0] = expand(v, level, []*manifest.FileMetadata{pick})
 	}
 	setupOtherInputs(v, o, c)
 	return c
 }
 
-// expandL0 grows a set of level-0 tables to every table overlapping their
-// user-key range, until the range stops growing.
-func expandL0(v *manifest.Version, files []*manifest.FileMetadata) []*manifest.FileMetadata {
+// expand grows a set of tables of level to every table of the level
+// overlapping their user-key range, until the range stops growing. On
+// level 0 that is LevelDB's transitive expansion; on the others it adds
+// only the neighbours that share a boundary user key (Version's
+// SharedBoundaries), and nothing where the level has none.
+func expand(v *manifest.Version, level int, files []*manifest.FileMetadata) []*manifest.FileMetadata {
+	if level > 0 && !v.SharedBoundaries[level] {
+		return files
+	}
 	smallest, largest := userRange(files)
 	for {
-		in := v.Overlaps(0, smallest, largest)
+		in := v.Overlaps(level, smallest, largest)
 		s, l := userRange(in)
 		if bytes.Equal(s, smallest) && bytes.Equal(l, largest) {
 			return in
@@ -181,9 +190,7 @@ func PickRange(v *manifest.Version, o *Options, level int, start, limit []byte) 
 	if len(in) == 0 {
 		return nil
 	}
-	if level == 0 {
-		in = expandL0(v, in)
-	}
+	in = expand(v, level, in)
 	c := &Compaction{Level: level, Manual: true}
 	c.Inputs[0] = in
 	setupOtherInputs(v, o, c)

@@ -713,19 +713,15 @@ func (d *DB) getPoint(rs *readState, key []byte, seq uint64) ([]byte, error) {
 	// an absent key usually never needs it.
 	var buf [64]byte
 	var seek []byte
-	var one [1]*manifest.FileMetadata
 	for level := 0; level < manifest.NumLevels; level++ {
 		files := rs.v.Files[level]
 		if len(files) == 0 {
 			continue
 		}
 		if level > 0 {
-			f := rs.v.FindFile(level, key)
-			if f == nil {
-				continue
-			}
-			one[0] = f
-			files = one[:]
+			// One table, except where LevelDB split the key's versions
+			// between neighbours (then the newer ones come first).
+			files = rs.v.FindFiles(level, key)
 		}
 		for _, f := range files {
 			if level == 0 && (bytes.Compare(key, base.UserKey(f.Smallest)) < 0 || bytes.Compare(key, base.UserKey(f.Largest)) > 0) {
@@ -786,16 +782,12 @@ func (d *DB) getRangeDels(rs *readState, key []byte, seq uint64) ([]byte, error)
 	}
 	var buf [64]byte
 	seek := base.AppendInternalKey(buf[:0], key, seq, base.KindSeek)
-	var one [1]*manifest.FileMetadata
 	for level := 0; level < manifest.NumLevels; level++ {
 		files := rs.v.Files[level]
 		if level > 0 {
-			f := rs.v.FindFile(level, key)
-			if f == nil {
-				continue
-			}
-			one[0] = f
-			files = one[:]
+			// One table, except where LevelDB split the key's versions
+			// between neighbours (then the newer ones come first).
+			files = rs.v.FindFiles(level, key)
 		}
 		for _, f := range files {
 			if f.LargestSeq < del {

@@ -178,11 +178,7 @@ func (d *DB) explainGet(key []byte, ro *ReadOptions, tr *LookupTrace) ([]byte, e
 	for level := 0; level < manifest.NumLevels; level++ {
 		files := rs.v.Files[level]
 		if level > 0 {
-			f := rs.v.FindFile(level, key)
-			if f == nil {
-				continue
-			}
-			files = []*manifest.FileMetadata{f}
+			files = rs.v.FindFiles(level, key)
 		}
 		for _, f := range files {
 			t0 := time.Now()

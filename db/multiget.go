@@ -58,11 +58,12 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		return fail(err)
 	}
 	rs := ref.rs
-	if rs.hasRangeDels() {
-		// Each key against the tombstones, as Get does.
-		d.m.gets.Add(int64(len(keys)))
+	if rs.hasRangeDels() || rs.v.SharedBoundaries != ([manifest.NumLevels]bool{}) {
+		// Each key on its own, as Get does: against the tombstones, or
+		// through every table a LevelDB level split a key's versions
+		// between (the walk below gives each key one table per level).
 		for i, k := range keys {
-			values[i], errs[i] = d.getRangeDels(rs, k, seq)
+			values[i], errs[i] = d.get(rs, k, seq)
 		}
 		return values, errs
 	}

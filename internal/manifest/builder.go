@@ -122,6 +122,7 @@ func (b *Builder) Finish() (*Version, error) {
 		baseFiles := b.base.Files[level]
 		if len(ld.deleted) == 0 && len(ld.added) == 0 {
 			v.Files[level] = baseFiles[:len(baseFiles):len(baseFiles)]
+			v.SharedBoundaries[level] = b.base.SharedBoundaries[level]
 			continue
 		}
 		files := make([]*FileMetadata, 0, len(baseFiles)-len(ld.deleted)+len(ld.added))
@@ -134,9 +135,11 @@ func (b *Builder) Finish() (*Version, error) {
 			files = append(files, f)
 		}
 		sortLevel(level, files)
-		if err := checkOrdering(level, files); err != nil {
+		shared, err := checkOrdering(level, files)
+		if err != nil {
 			return nil, err
 		}
+		v.SharedBoundaries[level] = shared
 		if len(files) > 0 {
 			v.Files[level] = files
 		}

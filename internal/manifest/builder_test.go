@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -255,7 +256,8 @@ func TestBuilderOverlap(t *testing.T) {
 		{"nested", 1, []file{{"a", "z", 1, 1}, {"d", "f", 2, 2}}, true},
 		{"partial", 2, []file{{"a", "e", 1, 1}, {"d", "f", 2, 2}}, true},
 		{"shared boundary user key", 1, []file{{"a", "c", 1, 1}, {"c", "f", 2, 2}}, true},
-		{"same single key", 6, []file{{"k", "k", 1, 1}, {"k", "k", 2, 2}}, true},
+		{"same single key, versions split (LevelDB)", 6, []file{{"k", "k", 1, 1}, {"k", "k", 2, 2}}, false},
+		{"boundary key's versions split (LevelDB)", 1, []file{{"a", "c", 2, 2}, {"c", "f", 1, 1}}, false},
 		{"identical", 1, []file{{"a", "b", 1, 1}, {"a", "b", 2, 2}}, true},
 		{"L0 may overlap", 0, []file{{"a", "z", 1, 1}, {"d", "f", 2, 2}, {"d", "f", 3, 3}}, false},
 		{"empty user key", 1, []file{{"", "", 1, 1}, {"a", "b", 2, 2}}, false},
@@ -281,6 +283,9 @@ func TestBuilderOverlap(t *testing.T) {
 			}
 			if v.NumFiles(tc.level) != len(tc.files) {
 				t.Fatalf("got %d files", v.NumFiles(tc.level))
+			}
+			if shared := strings.Contains(tc.name, "split"); v.SharedBoundaries[tc.level] != shared {
+				t.Fatalf("SharedBoundaries[%d] = %v", tc.level, v.SharedBoundaries[tc.level])
 			}
 		})
 	}

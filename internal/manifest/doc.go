@@ -53,7 +53,12 @@
 // sequence numbers are ordered by FileNum descending alone, LevelDB's rule.
 // The two rules agree because the db package numbers level-0 tables in the
 // order their memtables were frozen, as LevelDB does. Levels 1 and up are ordered by Smallest
-// and their files' user-key ranges are disjoint: no user key appears in two
-// files of one level (so the versions of one user key are never split across
-// two files of a level >= 1, and FindFile can answer with one file).
+// and their files' user-key ranges are disjoint, with one exception that
+// LevelDB and goleveldb can write: two adjacent tables may share a boundary
+// user key when their internal keys are still strictly ordered (the first
+// ends with newer versions of the key, the second starts with older ones)
+// and neither holds range tombstones. Version.SharedBoundaries marks such
+// levels; FindFiles returns every table that may hold a key, and a
+// compaction that takes one of two such tables takes the other too.
+// bloomkv's own compactions cut tables only between user keys.
 package manifest

@@ -144,3 +144,55 @@ func TestL0OrderUnknownSeqs(t *testing.T) {
 		t.Fatalf("L0 order %v, want %v", got, want)
 	}
 }
+
+// TestFindFilesSharedBoundaries: on a level whose tables split a key's
+// versions (as LevelDB can write), FindFiles returns every table that may
+// hold the key, newest first; elsewhere one table or none.
+func TestFindFilesSharedBoundaries(t *testing.T) {
+	e := VersionEdit{NewFiles: []NewFileEntry{
+		{Level: 2, Meta: meta(1, "a", "k", 9, 9)}, // ends with k#9
+		{Level: 2, Meta: meta(2, "k", "k", 5, 7)}, // k#7 .. k#5
+		{Level: 2, Meta: meta(3, "k", "p", 3, 4)}, // starts with k#4
+		{Level: 2, Meta: meta(4, "q", "z", 1, 1)},
+		{Level: 3, Meta: meta(5, "a", "k", 1, 1)},
+		{Level: 3, Meta: meta(6, "l", "z", 1, 1)},
+	}}
+	b := NewBuilder(nil)
+	must(t, b.Apply(&e))
+	v, err := b.Finish()
+	must(t, err)
+	if !v.SharedBoundaries[2] || v.SharedBoundaries[3] {
+		t.Fatalf("SharedBoundaries = %v", v.SharedBoundaries)
+	}
+	nums := func(fs []*FileMetadata) (out []uint64) {
+		for _, f := range fs {
+			out = append(out, f.FileNum)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		level int
+		key   string
+		want  []uint64
+	}{
+		{2, "k", []uint64{1, 2, 3}},
+		{2, "b", []uint64{1}},
+		{2, "m", []uint64{3}},
+		{2, "pa", nil},
+		{2, "r", []uint64{4}},
+		{3, "k", []uint64{5}},
+		{3, "kk", nil},
+	} {
+		if got := nums(v.FindFiles(tc.level, []byte(tc.key))); !slices.Equal(got, tc.want) {
+			t.Errorf("FindFiles(L%d, %q) = %v, want %v", tc.level, tc.key, got, tc.want)
+		}
+	}
+	// An edit that leaves level 2 alone keeps its flag.
+	b = NewBuilder(v)
+	must(t, b.Apply(&VersionEdit{DeletedFiles: []DeletedFileEntry{{Level: 3, FileNum: 6}}}))
+	v2, err := b.Finish()
+	must(t, err)
+	if !v2.SharedBoundaries[2] {
+		t.Fatal("SharedBoundaries lost by an edit of another level")
+	}
+}

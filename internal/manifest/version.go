@@ -97,6 +97,14 @@ func (m *FileMetadata) String() string {
 // be modified.
 type Version struct {
 	Files [NumLevels][]*FileMetadata
+	// SharedBoundaries[level] is set when two adjacent tables of the level
+	// (>= 1) share a boundary user key: the versions of that key are split
+	// between them, newer ones in the first. LevelDB and goleveldb can
+	// write such levels (when a snapshot keeps several versions of a key
+	// through a compaction that cuts its output there); bloomkv never
+	// does, but reads and compacts them (FindFiles, and compaction inputs
+	// that take both tables).
+	SharedBoundaries [NumLevels]bool
 }
 
 // NumFiles returns the number of tables in level.
@@ -157,21 +165,38 @@ func (v *Version) Overlaps(level int, smallestUkey, largestUkey []byte) []*FileM
 	return out
 }
 
-// FindFile returns the one table of level that may hold ukey, or nil when
-// ukey is outside every table's range. level must be in [1, NumLevels): L0
-// tables may overlap, so use Overlaps(0, ukey, ukey) there.
+// FindFile returns the first table of level that may hold ukey, or nil
+// when ukey is outside every table's range. level must be in [1,
+// NumLevels): L0 tables may overlap, so use Overlaps(0, ukey, ukey) there.
+// On a level with SharedBoundaries, ukey's older versions may be in the
+// tables after it: readers use FindFiles.
 func (v *Version) FindFile(level int, ukey []byte) *FileMetadata {
+	if files := v.FindFiles(level, ukey); len(files) > 0 {
+		return files[0]
+	}
+	return nil
+}
+
+// FindFiles returns the tables of level (>= 1) whose user-key range holds
+// ukey, in the level's order (newest versions first), as a subslice of
+// v.Files[level]: one table, or none, except on a level with
+// SharedBoundaries, where ukey may be the boundary of two or more.
+func (v *Version) FindFiles(level int, ukey []byte) []*FileMetadata {
 	if level < 1 || level >= NumLevels {
-		panic(fmt.Sprintf("manifest: FindFile on level %d", level))
+		panic(fmt.Sprintf("manifest: FindFiles on level %d", level))
 	}
 	files := v.Files[level]
 	i := sort.Search(len(files), func(i int) bool {
 		return bytes.Compare(files[i].largestUkey(), ukey) >= 0
 	})
-	if i == len(files) || bytes.Compare(files[i].smallestUkey(), ukey) > 0 {
-		return nil
+	j := i
+	for j < len(files) && bytes.Compare(files[j].smallestUkey(), ukey) <= 0 {
+		j++
+		if !v.SharedBoundaries[level] {
+			break
+		}
 	}
-	return files[i]
+	return files[i:j:j]
 }
 
 // String renders v for people, one line per table in level order:
@@ -210,21 +235,28 @@ func (v *Version) Snapshot(nextFileNum, lastSeq, logNum uint64, comparer string)
 	return e
 }
 
-// checkOrdering verifies the ordering rules of a finished level.
-func checkOrdering(level int, files []*FileMetadata) error {
+// checkOrdering verifies the ordering rules of a finished level and
+// reports whether two adjacent tables share a boundary user key.
+func checkOrdering(level int, files []*FileMetadata) (shared bool, err error) {
 	if level == 0 {
-		return nil
+		return false, nil
 	}
 	for i := 1; i < len(files); i++ {
 		a, b := files[i-1], files[i]
-		if bytes.Compare(a.largestUkey(), b.smallestUkey()) >= 0 {
-			return base.CorruptionErrorf("manifest: overlapping tables in L%d: %06d [%s .. %s] and %06d [%s .. %s]",
+		c := bytes.Compare(a.largestUkey(), b.smallestUkey())
+		if c == 0 && base.CompareInternal(a.Largest, b.Smallest) < 0 && a.RangeDels == 0 && b.RangeDels == 0 {
+			// One key's versions split between the two (LevelDB).
+			shared = true
+			continue
+		}
+		if c >= 0 {
+			return false, base.CorruptionErrorf("manifest: overlapping tables in L%d: %06d [%s .. %s] and %06d [%s .. %s]",
 				level,
 				a.FileNum, base.FormatInternalKey(a.Smallest), base.FormatInternalKey(a.Largest),
 				b.FileNum, base.FormatInternalKey(b.Smallest), base.FormatInternalKey(b.Largest))
 		}
 	}
-	return nil
+	return shared, nil
 }
 
 // sortLevel orders files by the rules of level (see the package
