@@ -19,9 +19,21 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	lower := f.String("lower", "", "with --seek: the iterator's lower bound (inclusive); empty: none")
 	upper := f.String("upper", "", "with --seek: the iterator's upper bound (exclusive); empty: none")
 	prefix := f.String("prefix", "", "with --seek: bound the iterator to the keys with this prefix (db.PrefixBounds), as a prefix scan does")
+	htmlOut := f.String("html", "", "also write to this file one self-contained HTML page (no network needed to view it) that draws the tree, as kvtool lsm --html does, with the lookup's path on it: each table it considered marked by what became of it, and the steps with their times beside it (\"wrote FILE\" goes to stderr). The file must not be in DIR")
+	probes := f.Int("fpr_probes", defaultFPRProbes, "with --html: absent keys to ask each table's filter about, to measure its false-positive rate for the picture; 0: do not measure")
 	pos, err := f.parse(args, 2, 2, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
+	}
+	withPage := isFlagSet(f, "html")
+	if withPage {
+		if *probes < 0 {
+			fmt.Fprintf(stderr, "kvtool explain: --fpr_probes must not be negative\n")
+			return exitUsage
+		}
+		if err := checkPagePath(*htmlOut, pos[0]); err != nil {
+			return fail(stderr, "explain", err)
+		}
 	}
 	key, err := parseBytes(pos[1], *hexIO)
 	if err != nil {
@@ -55,16 +67,26 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		}
 		defer closeStore(d, &err)
 		var tr fmt.Stringer
+		var st *seekOrGet
 		if *seek {
-			if tr, err = d.ExplainSeek(key, &ro); err != nil {
+			t, err := d.ExplainSeek(key, &ro)
+			if err != nil {
 				return err
 			}
+			tr, st = t, &seekOrGet{seek: t}
 		} else {
 			_, lt, _ := d.ExplainGet(key, nil)
 			if lt.Err != "" {
 				return fmt.Errorf("%s", lt.Err)
 			}
-			tr = lt
+			tr, st = lt, &seekOrGet{get: lt}
+		}
+		if withPage {
+			// The store is still open (and locked): the MANIFEST read
+			// now holds the version the lookup read.
+			if err := writeExplainPage(*htmlOut, pos[0], st, *probes, stderr); err != nil {
+				return err
+			}
 		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
@@ -78,4 +100,40 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "explain", err)
 	}
 	return exitOK
+}
+
+// seekOrGet is the trace an explain page draws: one of the two.
+type seekOrGet struct {
+	get  *db.LookupTrace
+	seek *db.SeekTrace
+}
+
+// writeExplainPage writes the explain page of the trace tr of the store in
+// dir to path, and says so on stderr.
+func writeExplainPage(path, dir string, tr *seekOrGet, probes int, stderr io.Writer) error {
+	src, err := readPageSource(dir, false)
+	if err != nil {
+		return err
+	}
+	p, sp := buildPage(src, pageOptions{kind: "explain", fprProbes: probes})
+	title := "bloomkv lookup: "
+	if tr.seek != nil {
+		p.Trace = seekTrace(tr.seek, sp)
+		title += "seek "
+	} else {
+		p.Trace = getTrace(tr.get, sp, src.st.version)
+		title += "get "
+	}
+	page, err := renderPage(p, title+p.Trace.Key+" in "+dir)
+	if err != nil {
+		return err
+	}
+	if err := writePage(path, page); err != nil {
+		return err
+	}
+	for _, pr := range p.Problems {
+		fmt.Fprintf(stderr, "kvtool explain: %s\n", pr)
+	}
+	fmt.Fprintf(stderr, "kvtool explain: %s\n", pageSummary(path, p))
+	return nil
 }

@@ -1,20 +1,27 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 )
 
 func runLSM(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("lsm", "kvtool lsm [flags] DIR",
-		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.")
+		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.\n\nWith --html FILE it writes the tree as a page instead: see --html.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
+	htmlOut := f.String("html", "", "instead of the list, write to this file one self-contained HTML page (no network needed to view it) that draws the tree: a row per level, a box per table, as wide as its bytes and placed by its key range, coloured by its filter's measured false-positive rate or bits per key; hover or click a box for its properties. A slider replays the MANIFEST's version edits (flushes, compactions, ...) one by one. The file must not be in DIR")
+	probes := f.Int("fpr_probes", defaultFPRProbes, "with --html: absent keys to ask each table's filter about, to measure its false-positive rate (a table is read only for the filter's \"maybe\" answers); 0: do not measure")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
+	}
+	if isFlagSet(f, "html") {
+		return runLSMHTML(pos[0], *htmlOut, *probes, stdout, stderr)
 	}
 	st, err := loadState(pos[0])
 	if err != nil {
@@ -69,4 +76,44 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// runLSMHTML is kvtool lsm --html FILE DIR.
+func runLSMHTML(dir, path string, probes int, stdout, stderr io.Writer) int {
+	if probes < 0 {
+		fmt.Fprintf(stderr, "kvtool lsm: --fpr_probes must not be negative\n")
+		return exitUsage
+	}
+	if err := checkPagePath(path, dir); err != nil {
+		return fail(stderr, "lsm", err)
+	}
+	src, err := readPageSource(dir, true)
+	if err != nil {
+		return fail(stderr, "lsm", err)
+	}
+	p, _ := buildPage(src, pageOptions{kind: "lsm", history: true, fprProbes: probes})
+	page, err := renderPage(p, "bloomkv LSM tree: "+dir)
+	if err != nil {
+		return fail(stderr, "lsm", err)
+	}
+	if err := writePage(path, page); err != nil {
+		return fail(stderr, "lsm", err)
+	}
+	for _, pr := range p.Problems {
+		fmt.Fprintf(stderr, "kvtool lsm: %s\n", pr)
+	}
+	fmt.Fprintln(stdout, pageSummary(path, p))
+	if len(p.Problems) > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// isFlagSet reports whether the command line set flag name (in either
+// spelling).
+func isFlagSet(f *cmdFlags, name string) bool {
+	set := false
+	alias := strings.ReplaceAll(name, "_", "-")
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name || fl.Name == alias })
+	return set
 }

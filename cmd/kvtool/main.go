@@ -9,6 +9,7 @@
 //	kvtool put      [flags] DIR KEY VALUE
 //	kvtool delete   [flags] DIR KEY
 //	kvtool scan     [flags] DIR
+//	kvtool explain  [flags] DIR KEY
 //	kvtool lsm      [flags] DIR
 //	kvtool sst      dump|props|check [flags] FILE
 //	kvtool manifest dump [flags] FILE|DIR
@@ -32,6 +33,11 @@
 // store's own filter policies, read back from its tables level by level
 // (storeFilters), so a store kvbench made with --filter_policy=blocked
 // keeps blocked filters; --filter overrides them, with a note on stderr.
+//
+// lsm --html FILE and explain --html FILE also draw the tree as one
+// self-contained HTML page (htmlpage.go): the levels, a box per table
+// coloured by its filter's measured false-positive rate, the MANIFEST's
+// version edits replayed step by step, and for explain the lookup's path.
 //
 // sst, wal dump and manifest dump say so when given a file of another kind
 // ("X is not a log file: it is a table ..."), and report a file of their

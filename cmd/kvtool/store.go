@@ -109,7 +109,12 @@ type storeState struct {
 // loadState reads dir's CURRENT and MANIFEST and builds the current version.
 // It fails only when no version can be built at all (no CURRENT, unreadable
 // MANIFEST); damaged records are collected in problems.
-func loadState(dir string) (*storeState, error) {
+func loadState(dir string) (*storeState, error) { return loadStateWith(dir, nil) }
+
+// loadStateWith is loadState that also calls onEdit, when not nil, with
+// each version edit it applied, in order, and its record number: the
+// history of the version it returns, read in the same pass.
+func loadStateWith(dir string, onEdit func(n int, e *manifest.VersionEdit)) (*storeState, error) {
 	path, err := readCurrent(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading CURRENT: %w", err)
@@ -140,6 +145,9 @@ func loadState(dir string) (*storeState, error) {
 		}
 		if e.HasLastSequence {
 			st.lastSeq = e.LastSequence
+		}
+		if onEdit != nil {
+			onEdit(n, e)
 		}
 	})
 	if err != nil {
