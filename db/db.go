@@ -155,13 +155,14 @@ func (d *DB) knownFilters() []filter.Policy {
 		filter.NewBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewLegacyBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewLevelDBBloomPolicy(DefaultBloomBitsPerKey),
+		filter.NewGoLevelDBBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewBlockedBloomPolicy(DefaultBloomBitsPerKey),
 		filter.NewBinaryFusePolicy(8),
 	)
 }
 
 func (d *DB) writerOptions(level int) sstable.WriterOptions {
-	return sstable.WriterOptions{
+	o := sstable.WriterOptions{
 		BlockSize:            d.opts.BlockSize,
 		BlockRestartInterval: d.opts.BlockRestartInterval,
 		FilterPolicy:         d.filterPolicyForLevel(level),
@@ -169,6 +170,12 @@ func (d *DB) writerOptions(level int) sstable.WriterOptions {
 		Prefix:               d.opts.Prefix,
 		RangeFilter:          d.opts.RangeFilter,
 	}
+	if d.vs.format == FormatLevelDB {
+		// Open refused the options LevelDB's tables cannot hold.
+		o.Format = sstable.FormatLevelDB
+		o.Prefix, o.RangeFilter = nil, nil
+	}
+	return o
 }
 
 // Put sets key to value. The DB copies both. A key over MaxKeySize or a

@@ -38,13 +38,40 @@ func NewLevelDBBloomPolicy(bitsPerKey int) Policy {
 	return &levelDBBloomPolicy{bitsPerKey: b, k: clampProbes(k), requested: bitsPerKey}
 }
 
+// GoLevelDBBloomPolicyName is goleveldb's name for LevelDB's Bloom filter
+// encoding (LevelDB's own name before it added the "2").
+const GoLevelDBBloomPolicyName = "leveldb.BuiltinBloomFilter"
+
+// NewGoLevelDBBloomPolicy returns NewLevelDBBloomPolicy(bitsPerKey) under
+// goleveldb's name, GoLevelDBBloomPolicyName: goleveldb's filter.NewBloomFilter
+// writes the same bits (the same hash, seed, probes and trailing k) but
+// names them so, and a reader finds a table's filter by its name.
+//
+// LevelDB's releases before the "2" hashed the last one to three bytes of
+// a key as signed chars, so for keys whose length is not a multiple of
+// four and whose tail has a byte >= 0x80 their filters set other bits.
+// Tables of that name may come from either, so MayContain answers "may"
+// when either hash finds the key: never a false negative, and the same
+// answer as NewLevelDBBloomPolicy for every other key.
+func NewGoLevelDBBloomPolicy(bitsPerKey int) Policy {
+	p := NewLevelDBBloomPolicy(bitsPerKey).(*levelDBBloomPolicy)
+	p.name = GoLevelDBBloomPolicyName
+	return p
+}
+
 type levelDBBloomPolicy struct {
 	bitsPerKey int
 	k          int
-	requested  int // the argument before clamping, for Validate
+	requested  int    // the argument before clamping, for Validate
+	name       string // "" for LevelDBBloomPolicyName
 }
 
-func (p *levelDBBloomPolicy) Name() string    { return LevelDBBloomPolicyName }
+func (p *levelDBBloomPolicy) Name() string {
+	if p.name != "" {
+		return p.name
+	}
+	return LevelDBBloomPolicyName
+}
 func (p *levelDBBloomPolicy) BitsPerKey() int { return p.bitsPerKey }
 func (p *levelDBBloomPolicy) NumProbes() int  { return p.k }
 func (p *levelDBBloomPolicy) validate() error { return checkRequested(p.requested) }
@@ -63,7 +90,65 @@ func (p *levelDBBloomPolicy) MayContain(filter, key []byte) bool {
 	if k > MaxProbes {
 		return true // reserved by LevelDB for other encodings
 	}
-	return levelDBProbe(filter[:n], levelDBHash(key, levelDBBloomSeed), k)
+	if levelDBProbe(filter[:n], levelDBHash(key, levelDBBloomSeed), k) {
+		return true
+	}
+	if p.name == GoLevelDBBloomPolicyName && highTail(key) {
+		return levelDBProbe(filter[:n], levelDBHashSignedTail(key, levelDBBloomSeed), k)
+	}
+	return false
+}
+
+// highTail reports whether a byte of key's last len%4 bytes is >= 0x80,
+// where LevelDB's old signed-char hash differs from its current one.
+func highTail(key []byte) bool {
+	for _, b := range key[len(key)&^3:] {
+		if b >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// levelDBHashSignedTail is levelDBHash as LevelDB computed it before its
+// filter name gained the "2": the last len%4 bytes added as signed chars
+// (sign-extended, then shifted).
+func levelDBHashSignedTail(data []byte, seed uint32) uint32 {
+	const (
+		mul   = 0xc6a4a793
+		shift = 24
+	)
+	n := len(data) &^ 3
+	h := levelDBHashBody(data[:n], seed^uint32(len(data))*mul)
+	tail := data[n:]
+	if len(tail) == 0 {
+		return h
+	}
+	s := func(b byte) uint32 { return uint32(int32(int8(b))) }
+	switch len(tail) {
+	case 3:
+		h += s(tail[2])<<16 + s(tail[1])<<8 + s(tail[0])
+	case 2:
+		h += s(tail[1])<<8 + s(tail[0])
+	case 1:
+		h += s(tail[0])
+	}
+	h *= mul
+	h ^= h >> shift
+	return h
+}
+
+// levelDBHashBody mixes the whole 4-byte words of data into h, as
+// levelDBHash does after seeding h.
+func levelDBHashBody(data []byte, h uint32) uint32 {
+	const mul = 0xc6a4a793
+	for len(data) >= 4 {
+		h += uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16 | uint32(data[3])<<24
+		h *= mul
+		h ^= h >> 16
+		data = data[4:]
+	}
+	return h
 }
 
 // levelDBProbe tests the k bits of a key whose LevelDB hash is h in array.

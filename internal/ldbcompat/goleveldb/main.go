@@ -10,7 +10,8 @@
 //	    binary) and compares it with the fixture's model. Either opens
 //	    the store for writing (and may rewrite it): check a copy.
 //	go run . roundtrip [-leveldb-dump BIN] FIXTURE...
-//	    for each fixture: copies it, opens the copy with bloomkv, makes
+//	    for each fixture (or "new": a store bloomkv creates with
+//	    FormatLevelDB): copies it, opens the copy with bloomkv, makes
 //	    ldbcompat.RoundTripOps' writes and a full compaction, closes it;
 //	    then reads the copy back with goleveldb (and, with -leveldb-dump,
 //	    with LevelDB 1.23 through that dump.cc binary) and compares it
@@ -257,11 +258,17 @@ func roundTrip(fixture, dump string) error {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "store")
-	if err := copyDir(fixture, dir); err != nil {
-		return err
+	model := map[string]string{}
+	opts := &db.Options{WriteBufferSize: 64 << 10, TargetFileSize: 64 << 10}
+	if fixture == "new" {
+		opts.Format = db.FormatLevelDB
+	} else {
+		if err := copyDir(fixture, dir); err != nil {
+			return err
+		}
+		model = ldbcompat.Model()
 	}
-	model := ldbcompat.Model()
-	d, err := db.Open(dir, &db.Options{WriteBufferSize: 64 << 10, TargetFileSize: 64 << 10})
+	d, err := db.Open(dir, opts)
 	if err != nil {
 		return fmt.Errorf("bloomkv open %s: %w", fixture, err)
 	}

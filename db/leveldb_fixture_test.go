@@ -1,0 +1,193 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/ldbcompat"
+)
+
+// leveldbFixtures are the stores LevelDB 1.23 and goleveldb wrote
+// (internal/ldbcompat describes their writes).
+var leveldbFixtures = []string{"testdata/leveldb/cpp", "testdata/leveldb/goleveldb"}
+
+// copyFixture copies a fixture store into a new temporary directory, so
+// that opening it (which replays its logs and rewrites its MANIFEST)
+// leaves the committed one as it is.
+func copyFixture(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		in, err := os.Open(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(dst, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			t.Fatal(err)
+		}
+		in.Close()
+		out.Close()
+	}
+	return dst
+}
+
+// TestOpenLevelDBFixtures: bloomkv opens the stores LevelDB and goleveldb
+// wrote, in place, and reads every key as they wrote it (the model of
+// their writes), through Get, the iterator in both directions and
+// MultiGet; an absent key is answered by the tables' LevelDB Bloom
+// filters, counted in Metrics, without reading a data block for most.
+func TestOpenLevelDBFixtures(t *testing.T) {
+	for _, fixture := range leveldbFixtures {
+		t.Run(filepath.Base(fixture), func(t *testing.T) {
+			for _, ro := range []bool{true, false} {
+				dir := copyFixture(t, fixture)
+				d, err := Open(dir, &Options{ReadOnly: ro})
+				if err != nil {
+					t.Fatalf("read-only %v: %v", ro, err)
+				}
+				if d.Format() != FormatLevelDB {
+					t.Fatalf("Format() = %v", d.Format())
+				}
+				model := ldbcompat.Model()
+				checkFormatModel(t, d, model)
+				checkReverse(t, d, model)
+
+				keys := make([][]byte, 0, 64)
+				for i := 0; i < 64; i++ {
+					keys = append(keys, []byte(ldbcompat.Key(i*31)))
+				}
+				vals, errs := d.MultiGet(keys, nil)
+				for i, k := range keys {
+					v, ok := model[string(k)]
+					switch {
+					case ok && (errs[i] != nil || string(vals[i]) != v):
+						t.Fatalf("MultiGet %q = %q, %v; want %q", k, vals[i], errs[i], v)
+					case !ok && !errors.Is(errs[i], ErrNotFound):
+						t.Fatalf("MultiGet %q = %q, %v; want not found", k, vals[i], errs[i])
+					}
+				}
+
+				// Absent keys: the filters answer.
+				if !ro {
+					// Flush what the logs held, so every key is in a table.
+					if err := d.CompactRange(nil, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := d.Metrics()
+				absent := ldbcompat.Absent(2000)
+				for _, k := range absent {
+					if _, err := d.Get([]byte(k), nil); !errors.Is(err, ErrNotFound) {
+						t.Fatalf("Get(%q) = %v", k, err)
+					}
+				}
+				after := d.Metrics()
+				checks := after.Filter.Checks - before.Filter.Checks
+				useful := after.Filter.Useful - before.Filter.Useful
+				blocks := after.DataBlocksRead - before.DataBlocksRead
+				t.Logf("read-only %v: %d absent Gets: %d filter checks, %d negatives, %d data blocks read",
+					ro, len(absent), checks, useful, blocks)
+				// A few absent keys lie outside every table's range.
+				if checks < int64(len(absent))*9/10 {
+					t.Fatalf("%d filter checks for %d absent keys: the LevelDB filters were not asked", checks, len(absent))
+				}
+				// 10 bits/key: about 1% false positives per table checked;
+				// 5% leaves room for chance and for tables without a filter.
+				if float64(checks-useful) > 0.05*float64(checks) || float64(blocks) > 0.05*float64(checks) {
+					t.Fatalf("filters said maybe %d times of %d, %d blocks read", checks-useful, checks, blocks)
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func checkReverse(t *testing.T, d *DB, model map[string]string) {
+	t.Helper()
+	it := d.NewIterator(nil)
+	defer it.Close()
+	n := 0
+	var prev []byte
+	for it.Last(); it.Valid(); it.Prev() {
+		if prev != nil && bytes.Compare(it.Key(), prev) >= 0 {
+			t.Fatalf("reverse iteration: %q after %q", it.Key(), prev)
+		}
+		prev = append(prev[:0], it.Key()...)
+		if model[string(it.Key())] != string(it.Value()) {
+			t.Fatalf("reverse: %q=%q, model %q", it.Key(), it.Value(), model[string(it.Key())])
+		}
+		n++
+	}
+	if n != len(model) {
+		t.Fatalf("reverse iteration saw %d keys, model has %d", n, len(model))
+	}
+}
+
+// TestLevelDBFixtureWriteReopen: bloomkv writes to a LevelDB fixture,
+// deletes, compacts and reopens it; the store keeps LevelDB's format and
+// every key, and the committed fixture is untouched.
+func TestLevelDBFixtureWriteReopen(t *testing.T) {
+	for _, fixture := range leveldbFixtures {
+		t.Run(filepath.Base(fixture), func(t *testing.T) {
+			orig := dirState(t, fixture)
+			dir := copyFixture(t, fixture)
+			d, err := Open(dir, &Options{WriteBufferSize: 64 << 10, TargetFileSize: 64 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := ldbcompat.Model()
+			ops := ldbcompat.RoundTripOps()
+			for _, op := range ops {
+				if op.Delete {
+					err = d.Delete([]byte(op.Key), nil)
+				} else {
+					err = d.Put([]byte(op.Key), []byte(op.Value), nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			ldbcompat.Apply(model, ops)
+			if err := d.CompactRange(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkFormatModel(t, d, model)
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if sst, _ := tableNames(t, dir); len(sst) != 0 {
+				t.Fatalf("bloomkv wrote %v into a LevelDB store", sst)
+			}
+			d, err = Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if d.Format() != FormatLevelDB {
+				t.Fatalf("Format() = %v after reopening", d.Format())
+			}
+			checkFormatModel(t, d, model)
+			checkReverse(t, d, model)
+			if !sameDirState(orig, dirState(t, fixture)) {
+				t.Fatal("the committed fixture changed")
+			}
+		})
+	}
+}
