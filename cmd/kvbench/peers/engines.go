@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -65,6 +68,9 @@ type settings struct {
 	prefixSize int
 	// rangeFilterBits is bloomkv's range filter (0: none).
 	rangeFilterBits int
+	// existing opens a store that is already there (--existing_db):
+	// never create one, and open it read-only where the engine can.
+	existing bool
 }
 
 // opener opens (creating if needed) the store in dir.
@@ -77,8 +83,47 @@ var engines = map[string]opener{
 }
 
 // engineOrder is the order engines run and are reported in; bloomkv comes
-// first since the ratios are bloomkv/peer.
+// first since the ratios are bloomkv/peer. The C++ engines add themselves
+// when built (cppengines.go).
 var engineOrder = []string{"bloomkv", "goleveldb", "pebble"}
+
+// cppEngines are the engines written in C++, LevelDB and RocksDB, built
+// only with -tags cppengines (and cgo): without the tag they are neither
+// listed nor known.
+var cppEngines = []string{"leveldb", "rocksdb"}
+
+// checkEngine returns an error for an engine name this build cannot run,
+// saying how to build it when it is a C++ engine.
+func checkEngine(name string) error {
+	switch {
+	case engines[name] != nil:
+		return nil
+	case slices.Contains(cppEngines, name):
+		return fmt.Errorf("engine %q is a C++ engine, built only with cgo and -tags cppengines: apt-get install libleveldb-dev librocksdb-dev, then go run -tags cppengines . (see RESULTS.md, \"C++ engines\")", name)
+	}
+	return fmt.Errorf("unknown engine %q (have %s)", name, strings.Join(engineOrder, ", "))
+}
+
+// versioned is an Engine that can say which version it is.
+type versioned interface{ Version() string }
+
+// moduleVersion returns the version of module path this program was built
+// with, "" if it cannot tell.
+func moduleVersion(path string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, m := range bi.Deps {
+		if m.Path == path {
+			if m.Replace != nil {
+				return m.Replace.Path + " " + m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return ""
+}
 
 // ---- bloomkv ----
 
@@ -121,12 +166,28 @@ func openBloomKV(dir string, s settings) (Engine, error) {
 		}
 		o.RangeFilter = rp
 	}
+	if s.existing {
+		// A LevelDB-format store (--existing_db), read-only: its filters
+		// are LevelDB's Bloom filters, and it can hold no prefix or
+		// range filter.
+		o.ReadOnly = true
+		o.FilterPolicy = filter.NewLevelDBBloomPolicy(max(s.bloomBits, 1))
+		o.Prefix, o.RangeFilter = nil, nil
+	}
 	d, err := db.Open(dir, o)
 	if err != nil {
+		if s.existing {
+			// The hook of issue 19 (LevelDB-format stores): a store
+			// bloomkv cannot open is reported, and the others go on.
+			return nil, fmt.Errorf("bloomkv cannot open this store (LevelDB-format stores: issue 19): %w", err)
+		}
 		return nil, err
 	}
 	return &bloomKV{d}, nil
 }
+
+// Version: bloomkv is the working tree this program was built from.
+func (e *bloomKV) Version() string { return "bloomkv (working tree, " + runtime.Version() + ")" }
 
 func (e *bloomKV) Put(k, v []byte) error { return e.d.Put(k, v, nil) }
 
@@ -223,11 +284,23 @@ func openGoLevelDB(dir string, s settings) (Engine, error) {
 	if s.bloomBits > 0 {
 		o.Filter = lvlfilter.NewBloomFilter(s.bloomBits)
 	}
+	if s.existing {
+		// Not ReadOnly: goleveldb's read-only open fails with "EOF" on a
+		// store whose logs hold writes (its recoverJournalRO), as any
+		// store closed by goleveldb or LevelDB does. --existing_db gives
+		// every engine a private copy, so a read-write open changes
+		// nothing that matters.
+		o.ErrorIfMissing = true
+	}
 	d, err := leveldb.OpenFile(dir, o)
 	if err != nil {
 		return nil, err
 	}
 	return &goLevelDB{d}, nil
+}
+
+func (e *goLevelDB) Version() string {
+	return "goleveldb " + moduleVersion("github.com/syndtr/goleveldb")
 }
 
 func (e *goLevelDB) Put(k, v []byte) error { return e.d.Put(k, v, nil) }
@@ -357,11 +430,18 @@ func openPebble(dir string, s settings) (Engine, error) {
 			o.Levels[i].FilterPolicy = bloom.FilterPolicy(s.bloomBits)
 		}
 	}
+	if s.existing {
+		o.ReadOnly, o.ErrorIfNotExists = true, true
+	}
 	d, err := pebble.Open(dir, o)
 	if err != nil {
 		return nil, err
 	}
 	return &pebbleDB{d}, nil
+}
+
+func (e *pebbleDB) Version() string {
+	return "pebble " + moduleVersion("github.com/cockroachdb/pebble/v2")
 }
 
 func (e *pebbleDB) Put(k, v []byte) error { return e.d.Set(k, v, pebble.NoSync) }

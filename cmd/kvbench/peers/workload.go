@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/workload"
@@ -82,11 +87,16 @@ func fill(e Engine, c *config, rng *rand.Rand, random bool) (measurement, error)
 // get looks up --reads random keys of [0, keys); missing drops each key's
 // last byte, which makes it absent but sorting among present keys.
 func get(e Engine, c *config, rng *rand.Rand, keys int, missing bool) (measurement, error) {
+	return getKeys(e, c, func() int { return rng.IntN(keys) }, missing)
+}
+
+// getKeys looks up --reads keys whose numbers draw returns.
+func getKeys(e Engine, c *config, draw func() int, missing bool) (measurement, error) {
 	var key [keyLen]byte
 	m := measurement{ops: c.reads}
 	t0 := time.Now()
 	for i := 0; i < c.reads; i++ {
-		k := c.key(key[:], rng.IntN(keys))
+		k := c.key(key[:], draw())
 		if missing {
 			k = k[:keyLen-1]
 		}
@@ -211,4 +221,171 @@ func (m *measurement) add(n int, b int64) {
 	}
 	m.keys += n
 	m.bytes += b
+}
+
+// readZipf looks up --reads keys drawn from a Zipf distribution over the
+// key range (zipfKeys, exponent --zipf_s): a few keys are very hot, most
+// are cold, as in YCSB's zipfian request distribution.
+func readZipf(e Engine, c *config, rng *rand.Rand) (measurement, error) {
+	z := newZipfKeys(rng, c.zipfS, c.num)
+	return getKeys(e, c, z.next, false)
+}
+
+// zipfKeys draws key numbers of [0, n): rank r (0 the hottest) comes with
+// probability proportional to (1+r)^-s (math/rand/v2's Zipf, which needs
+// s > 1; YCSB's 0.99 is the nearest usual figure), and the ranks are
+// scattered over the key range by a multiplication modulo n, a bijection,
+// so that the hot keys lie in many tables and blocks rather than at the
+// start of the range, where readhot reads.
+type zipfKeys struct {
+	z      *rand.Zipf
+	n, mul uint64
+}
+
+func newZipfKeys(rng *rand.Rand, s float64, n int) *zipfKeys {
+	k := &zipfKeys{z: rand.NewZipf(rng, s, 1, uint64(n-1)), n: uint64(n)}
+	// A multiplier coprime with n: 2^64/phi reduced, stepped up until
+	// it is.
+	k.mul = 0x9e3779b97f4a7c15%k.n | 1
+	for gcd(k.mul, k.n) != 1 {
+		k.mul += 2
+	}
+	return k
+}
+
+func (k *zipfKeys) next() int {
+	hi, lo := bits.Mul64(k.z.Uint64(), k.mul)
+	return int(bits.Rem64(hi, lo, k.n))
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// readWhileWriting runs --threads readers, each looking up --reads random
+// keys of the key range (readrandom; for --duration instead when it is
+// set) and timing every Get, while one writer puts random keys at
+// --write_rate writes per second (paceWrites). The readers start once the
+// writer has written, and the writer stops when they are done. The
+// measurement counts the readers' Gets; its lat holds their latencies,
+// writes what the writer did.
+func readWhileWriting(e Engine, c *config) (measurement, error) {
+	var stop atomic.Bool
+	type writerResult struct {
+		writes  int64
+		elapsed time.Duration
+		err     error
+	}
+	done := make(chan writerResult, 1)
+	started := make(chan struct{})
+	go func() {
+		n, d, err := paceWrites(e, c, &stop, started)
+		done <- writerResult{n, d, err}
+	}()
+	<-started // the readers read while the writer writes
+
+	threads := max(c.threads, 1)
+	lats := make([][]int64, threads)
+	found := make([]int, threads)
+	nbytes := make([]int64, threads)
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := newRand(c, 100+uint64(t))
+			lat := make([]int64, 0, c.reads)
+			var key [keyLen]byte
+			for i := 0; c.duration > 0 || i < c.reads; i++ {
+				k := c.key(key[:], rng.IntN(c.num))
+				st := time.Now()
+				if c.duration > 0 && st.Sub(t0) >= c.duration {
+					break
+				}
+				n, ok, err := e.Get(k)
+				lat = append(lat, int64(time.Since(st)))
+				if err != nil {
+					errs[t] = err
+					break
+				}
+				if ok {
+					found[t]++
+					nbytes[t] += int64(len(k) + n)
+				}
+			}
+			lats[t] = lat
+		}()
+	}
+	wg.Wait()
+	m := measurement{elapsed: time.Since(t0)}
+	stop.Store(true)
+	w := <-done
+	for t := range threads {
+		if errs[t] != nil {
+			return m, errs[t]
+		}
+		m.ops += len(lats[t])
+		m.found += found[t]
+		m.bytes += nbytes[t]
+	}
+	if w.err != nil {
+		return m, fmt.Errorf("writer: %w", w.err)
+	}
+	m.lat = newLatencies(slices.Concat(lats...))
+	m.writes, m.writeElapsed = w.writes, w.elapsed
+	return m, nil
+}
+
+// paceWrites puts random keys of the key range with values of
+// --value_size until stop is set, at --write_rate writes per second (0:
+// as fast as it can). The pacing is a token bucket of one millisecond's
+// writes: the writer sleeps while it is ahead of the schedule, and when it
+// falls behind (a write stalled) it catches up by at most that burst, so
+// the rate it achieves says whether the engine kept up. It returns the
+// writes done and the time they took. It closes started after its first
+// write (or its failure).
+func paceWrites(e Engine, c *config, stop *atomic.Bool, started chan struct{}) (int64, time.Duration, error) {
+	defer func() {
+		if started != nil {
+			close(started)
+		}
+	}()
+	rng := newRand(c, 50)
+	gen := workload.NewValueGen(c.seed+50, c.compressionRatio)
+	var key [keyLen]byte
+	var interval time.Duration
+	if c.writeRate > 0 {
+		interval = time.Duration(float64(time.Second) / c.writeRate)
+	}
+	burst := max(time.Millisecond, interval)
+	var n int64
+	start := time.Now()
+	next := start
+	for !stop.Load() {
+		if interval > 0 {
+			now := time.Now()
+			if now.Before(next) {
+				time.Sleep(next.Sub(now))
+				continue
+			}
+			if now.Sub(next) > burst {
+				next = now.Add(-burst)
+			}
+			next = next.Add(interval)
+		}
+		if err := e.Put(c.key(key[:], rng.IntN(c.num)), gen.Next(c.valueSize)); err != nil {
+			return n, time.Since(start), err
+		}
+		n++
+		if started != nil {
+			close(started)
+			started = nil
+		}
+	}
+	return n, time.Since(start), nil
 }
