@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // Errors returned by the DB. Check them with errors.Is: the errors returned
@@ -48,6 +49,11 @@ var (
 	// a checkpoint that DB.Checkpoint did not finish (it crashed or
 	// failed): remove the directory and take the checkpoint again.
 	ErrIncompleteCheckpoint = errors.New("bloomkv: incomplete checkpoint")
+	// ErrUnsupportedCompression is wrapped by Open when a LevelDB-format
+	// store holds tables compressed with something other than snappy or
+	// nothing (LevelDB's zstd, say), and by reads of such a block. It is
+	// sstable.ErrUnsupportedCompression.
+	ErrUnsupportedCompression = sstable.ErrUnsupportedCompression
 )
 
 // errorPrefix starts every error the DB makes, once.

@@ -2,10 +2,13 @@ package db
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/ldbcompat"
@@ -189,5 +192,46 @@ func TestLevelDBFixtureWriteReopen(t *testing.T) {
 				t.Fatal("the committed fixture changed")
 			}
 		})
+	}
+}
+
+// TestOpenRefusesUnsupportedCompression: a LevelDB store with a table
+// whose blocks use a compression bloomkv does not read (zstd, type 2, as
+// later LevelDB releases write) is refused with ErrUnsupportedCompression
+// before anything in its directory changes, read-write or read-only.
+func TestOpenRefusesUnsupportedCompression(t *testing.T) {
+	dir := copyFixture(t, "testdata/leveldb/cpp")
+	name := filepath.Join(dir, "000036.ldb")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The footer's second handle is the index block's; set its trailer's
+	// type to 2 with a checksum that matches, as a zstd writer would.
+	footer := b[len(b)-48:]
+	_, n1 := binary.Uvarint(footer)
+	_, n2 := binary.Uvarint(footer[n1:])
+	off, n3 := binary.Uvarint(footer[n1+n2:])
+	size, n4 := binary.Uvarint(footer[n1+n2+n3:])
+	if n1 <= 0 || n2 <= 0 || n3 <= 0 || n4 <= 0 || off+size+5 > uint64(len(b)) {
+		t.Fatal("cannot parse the fixture's footer")
+	}
+	blockEnd := off + size
+	b[blockEnd] = 2
+	crc := crc32.Update(crc32.Checksum(b[off:blockEnd], crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), b[blockEnd:blockEnd+1])
+	binary.LittleEndian.PutUint32(b[blockEnd+1:], (crc>>15|crc<<17)+0xa282ead8)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, dir)
+	for _, ro := range []bool{false, true} {
+		_, err := Open(dir, &Options{ReadOnly: ro})
+		if !errors.Is(err, ErrUnsupportedCompression) || !strings.Contains(err.Error(), "000036") {
+			t.Fatalf("read-only %v: Open = %v, want ErrUnsupportedCompression naming the table", ro, err)
+		}
+		t.Logf("read-only %v: %v", ro, err)
+	}
+	if !sameDirState(before, dirState(t, dir)) {
+		t.Fatal("the refused Open changed the directory")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/logrec"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
@@ -103,6 +104,9 @@ func (d *DB) open() (err error) {
 		return err
 	}
 	d.noteTableNames(names)
+	if err := d.checkLevelDBTables(); err != nil {
+		return err
+	}
 
 	// Find the logs to replay before writing anything.
 	logs := d.logsToReplay(names)
@@ -517,3 +521,43 @@ func (d *DB) settleFormat() (converting bool, err error) {
 // Format returns the store's on-disk format: FormatBloomKV or
 // FormatLevelDB (see Options.Format).
 func (d *DB) Format() Format { return d.vs.format }
+
+// checkLevelDBTables opens every table of a store that holds LevelDB
+// tables (a LevelDB-format store, or one converted from it) and refuses the
+// store, before Open changes anything, if a table uses a block compression
+// bloomkv does not read (LevelDB's later zstd, say): LevelDB compresses a
+// table's index block as its data blocks, so the index tells. Other
+// failures to open a table are left to the reads that need it, as in any
+// store.
+func (d *DB) checkLevelDBTables() error {
+	if d.vs.format != FormatLevelDB {
+		return nil
+	}
+	for level, files := range d.vs.current.Files {
+		for _, f := range files {
+			err := d.probeTable(f.FileNum)
+			if errors.Is(err, sstable.ErrUnsupportedCompression) {
+				return fmt.Errorf("L%d table %06d: %w", level, f.FileNum, err)
+			}
+		}
+	}
+	return nil
+}
+
+// probeTable opens table num's file and its reader, and closes both.
+func (d *DB) probeTable(num uint64) error {
+	f, err := d.fs.Open(d.tablePath(num))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	r, err := sstable.NewReader(f, size, sstable.ReaderOptions{Filters: d.knownFilters()})
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}

@@ -81,6 +81,9 @@ func (d *DB) openReadOnly() (err error) {
 		return err
 	}
 	d.noteTableNames(names)
+	if err := d.checkLevelDBTables(); err != nil {
+		return err
+	}
 	logs := d.logsToReplay(names)
 
 	d.tables = newTableCache(d)
