@@ -32,9 +32,12 @@ func TestMain(m *testing.M) {
 
 // benchDB returns a store of n keys ("%016d" of 0, 2, 4, ...; 100-byte
 // values), flushed and compacted, reopened so reads start cold.
-func benchDB(b *testing.B, n int) *DB {
+func benchDB(b *testing.B, n int) *DB { return benchDBFormat(b, n, FormatDefault) }
+
+// benchDBFormat is benchDB's store of n keys written in format f.
+func benchDBFormat(b *testing.B, n int, f Format) *DB {
 	b.Helper()
-	key := fmt.Sprint(n)
+	key := fmt.Sprint(n, f)
 	dir, ok := benchStores.Load(key)
 	if !ok {
 		if benchRoot == "" {
@@ -44,8 +47,8 @@ func benchDB(b *testing.B, n int) *DB {
 			}
 			benchRoot = r
 		}
-		d := fmt.Sprintf("%s/%d", benchRoot, n)
-		db := mustOpen(b, d, nil)
+		d := fmt.Sprintf("%s/%d-%v", benchRoot, n, f)
+		db := mustOpen(b, d, &Options{Format: f})
 		rng := rand.New(rand.NewSource(1))
 		val := make([]byte, 100)
 		var batch Batch
@@ -112,6 +115,48 @@ func BenchmarkGet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkGetFormat compares Gets on the same keys in bloomkv's table
+// format (a whole-table filter) and LevelDB's (a filter per 2 KiB of data
+// blocks, found through the index): what opening a LevelDB store in
+// place costs a read.
+func BenchmarkGetFormat(b *testing.B) {
+	const n = 200000
+	for _, f := range []Format{FormatBloomKV, FormatLevelDB} {
+		for _, present := range []bool{false, true} {
+			name := f.String() + "/absent"
+			if present {
+				name = f.String() + "/present-cached"
+			}
+			b.Run(name, func(b *testing.B) {
+				d := benchDBFormat(b, n, f)
+				defer d.Close()
+				keys := make([][]byte, 4096)
+				rng := rand.New(rand.NewSource(2))
+				for i := range keys {
+					k := 2 * rng.Intn(n)
+					if present {
+						k = 2 * rng.Intn(n/20) // 10,000 keys: their blocks stay cached
+					} else {
+						k++
+					}
+					keys[i] = []byte(fmt.Sprintf("%016d", k))
+				}
+				for _, k := range keys {
+					d.Get(k, nil) // warm the cache
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					_, err := d.Get(keys[i&4095], nil)
+					if present && err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -529,3 +529,61 @@ func TestLevelDBSeparators(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelDBSepsAgree: MayContain through the decoded index answers as
+// the walk over the index block does, for present keys, absent keys
+// between them, and keys before and after the table.
+func TestLevelDBSepsAgree(t *testing.T) {
+	var m model
+	for i := 0; i < 20000; i++ {
+		m = append(m, kv{base.MakeInternalKey([]byte(fmt.Sprintf("%016d", 3*i)), uint64(i+1), base.KindSet), []byte("value")})
+	}
+	data, _ := levelDBTable(t, m, WriterOptions{BlockSize: 512, FilterPolicy: ldbPolicy})
+	r := openTable(t, data, ReaderOptions{Filters: []filter.Policy{ldbPolicy}})
+	defer r.Close()
+	if r.ldbSeps.ends == nil {
+		t.Fatal("the index was not decoded")
+	}
+	seps := r.ldbSeps
+	for i := -5; i < 3*20000+5; i++ {
+		k := []byte(fmt.Sprintf("%016d", i))
+		if i < 0 {
+			k = []byte(fmt.Sprintf("%d", i))
+		}
+		r.ldbSeps = seps
+		got := r.MayContain(k)
+		r.ldbSeps = levelDBSeps{}
+		want := r.MayContain(k)
+		if got != want {
+			t.Fatalf("%q: decoded index says %v, the block walk %v", k, got, want)
+		}
+	}
+}
+
+// BenchmarkLevelDBMayContain: an absent key's probe of a LevelDB table
+// through the decoded index and through the index block.
+func BenchmarkLevelDBMayContain(b *testing.B) {
+	var m model
+	for i := 0; i < 20000; i++ {
+		m = append(m, kv{base.MakeInternalKey([]byte(fmt.Sprintf("%016d", 2*i)), uint64(i+1), base.KindSet), []byte(strings.Repeat("v", 100))})
+	}
+	data, _ := levelDBTable(b, m, WriterOptions{BlockSize: 4096, FilterPolicy: ldbPolicy})
+	r := openTable(b, data, ReaderOptions{Filters: []filter.Policy{ldbPolicy}})
+	defer r.Close()
+	keys := make([][]byte, 1024)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("%016d", 2*((i*7919)%20000)+1))
+	}
+	seps := r.ldbSeps
+	for _, decoded := range []bool{true, false} {
+		b.Run(fmt.Sprintf("decoded=%v", decoded), func(b *testing.B) {
+			r.ldbSeps = levelDBSeps{}
+			if decoded {
+				r.ldbSeps = seps
+			}
+			for i := 0; i < b.N; i++ {
+				r.MayContain(keys[i&1023])
+			}
+		})
+	}
+}

@@ -84,6 +84,7 @@ type Reader struct {
 	filterData []byte
 	policy     filter.Policy // nil: no usable filter
 	ldbFilter  levelDBFilter // FormatLevelDB: filterData parsed
+	ldbSeps    levelDBSeps   // FormatLevelDB with a filter: the index decoded
 	rangeDels  []rangedel.Tombstone
 
 	rangeData   []byte
@@ -232,7 +233,13 @@ func (r *Reader) openLevelDB(mi metaHandles) error {
 			r.props.FilterSize = uint64(len(b))
 		}
 	}
-	return r.checkIndex()
+	if err := r.checkIndex(); err != nil {
+		return err
+	}
+	if r.policy != nil {
+		r.ldbSeps = decodeLevelDBSeps(r.index)
+	}
+	return nil
 }
 
 // findPolicy returns the policy of ps named name, ignoring nil and None.
