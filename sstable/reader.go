@@ -708,8 +708,12 @@ func (r *Reader) FilterPolicyName() string {
 // FilterBytes returns the bytes of filter held in memory.
 func (r *Reader) FilterBytes() int { return len(r.filterData) }
 
-// IndexBytes returns the bytes of index block held in memory.
-func (r *Reader) IndexBytes() int { return len(r.index) }
+// IndexBytes returns the bytes of index held in memory: the index block,
+// and for a LevelDB table with a filter its decoded copy (levelDBSeps).
+func (r *Reader) IndexBytes() int {
+	s := &r.ldbSeps
+	return len(r.index) + cap(s.keys) + 4*cap(s.ends) + 8*cap(s.offs)
+}
 
 // MayContain asks the table's filter whether user key ukey may be in the
 // table. It is true when the table has no usable filter. It reads nothing.
