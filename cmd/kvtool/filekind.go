@@ -26,7 +26,7 @@ import (
 // line); a file whose bytes show no kind (empty, or damaged beyond
 // recognition) is taken for what its name says: a damaged file of the
 // command's kind when the name is the store's name for that kind (*.log,
-// *.sst, MANIFEST-*), and a file of another kind otherwise.
+// *.sst or *.ldb, MANIFEST-*), and a file of another kind otherwise.
 
 // fileKind is what the bytes of a file show it to be.
 type fileKind int
@@ -35,7 +35,7 @@ const (
 	kindUnknown   fileKind = iota // bytes of no kind kvtool knows (nor empty)
 	kindEmpty                     // no bytes
 	kindCurrent                   // a store's CURRENT: "MANIFEST-NNNNNN\n"
-	kindTable                     // ends with the table magic number
+	kindTable                     // ends with a table magic number (bloomkv's or LevelDB's)
 	kindWAL                       // log format; its first intact record is a batch or a log header or end
 	kindManifest                  // log format; its first intact record is a version edit
 	kindLogFormat                 // log format; its first intact record is neither
@@ -89,7 +89,10 @@ func sniffFile(path string) (sniffed, error) {
 			return s, nil
 		}
 	}
-	magic := hasTableMagic(f, s.size)
+	_, magic, err := sstable.SniffFormat(f, s.size)
+	if err != nil {
+		return s, err
+	}
 	r := wal.NewReader(f)
 	for first := true; ; first = false {
 		rec, err := r.Next()
@@ -101,7 +104,7 @@ func sniffFile(path string) (sniffed, error) {
 		}
 		if err != nil {
 			if first && magic {
-				// No intact record at offset 0, and the table magic
+				// No intact record at offset 0, and a table magic
 				// number at the end: a table (a log ends with the last
 				// write's bytes, which may well be "bloomkv!", but starts
 				// with an intact record unless it is damaged there too).
@@ -134,18 +137,12 @@ func classifyRecord(rec []byte) fileKind {
 	return kindLogFormat
 }
 
-// hasTableMagic reports whether the file of the given size ends with the
-// table magic number.
-func hasTableMagic(f io.ReaderAt, size int64) bool {
-	m, ok := tableMagicOf(f, size)
-	return ok && m == sstable.TableMagic
-}
-
-// tableMagicOf returns the last 8 bytes of the file as a table footer's
-// magic number; false when the file is shorter than a footer or cannot be
-// read.
-func tableMagicOf(f io.ReaderAt, size int64) (uint64, bool) {
-	if size < sstable.FooterLen {
+// lastWord returns the last 8 bytes of the file as a little-endian
+// number, what a table's footer ends with; false when the file is
+// shorter than the shorter footer (LevelDB's) or cannot be read. Only
+// messages and nearTableMagic use it: sstable.SniffFormat tells a table.
+func lastWord(f io.ReaderAt, size int64) (uint64, bool) {
+	if size < sstable.LevelDBFooterLen {
 		return 0, false
 	}
 	var b [8]byte
@@ -155,11 +152,12 @@ func tableMagicOf(f io.ReaderAt, size int64) (uint64, bool) {
 	return binary.LittleEndian.Uint64(b[:]), true
 }
 
-// nearTableMagic reports whether m differs from the table magic number in
-// at most a few bits: a damaged magic number rather than other bytes
-// (unrelated bytes differ in about half of the 64).
+// nearTableMagic reports whether m differs from a table magic number
+// (bloomkv's or LevelDB's) in at most a few bits: a damaged magic number
+// rather than other bytes (unrelated bytes differ in about half of the
+// 64).
 func nearTableMagic(m uint64) bool {
-	return bits.OnesCount64(m^sstable.TableMagic) <= 8
+	return bits.OnesCount64(m^sstable.TableMagic) <= 8 || bits.OnesCount64(m^sstable.LevelDBTableMagic) <= 8
 }
 
 // describe says what s is, for "X is not a ...: it is ..." messages, and
@@ -171,7 +169,7 @@ func (s sniffed) describe() string {
 	case kindCurrent:
 		return fmt.Sprintf("it is a store's CURRENT file (it names %s; kvtool manifest dump DIR reads that)", s.detail)
 	case kindTable:
-		return "it is a table (it ends with the table magic number; kvtool sst reads it)"
+		return "it is a table (it ends with a table magic number; kvtool sst reads it)"
 	case kindWAL:
 		return "it is a write-ahead log (its first intact record is a batch; kvtool wal dump reads it)"
 	case kindManifest:
@@ -182,10 +180,14 @@ func (s sniffed) describe() string {
 	return fmt.Sprintf("none of its %d bytes is an intact record of the log format", s.size)
 }
 
-// Names the store gives its files.
+// Names the store gives its files (a table is NNNNNN.sst, or NNNNNN.ldb
+// as LevelDB and goleveldb name theirs).
 func isLogName(path string) bool      { return strings.HasSuffix(filepath.Base(path), ".log") }
-func isTableName(path string) bool    { return strings.HasSuffix(filepath.Base(path), ".sst") }
 func isManifestName(path string) bool { return strings.HasPrefix(filepath.Base(path), "MANIFEST-") }
+func isTableName(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasSuffix(b, ".sst") || strings.HasSuffix(b, ".ldb")
+}
 
 // notA returns the error for path, which is not a file of the kind what
 // names ("a log file", "a table file", "a MANIFEST").

@@ -17,6 +17,7 @@ func knownFilters() []filter.Policy {
 		filter.NewBloomPolicy(10),
 		filter.NewLegacyBloomPolicy(10),
 		filter.NewLevelDBBloomPolicy(10),
+		filter.NewGoLevelDBBloomPolicy(10),
 		filter.NewBlockedBloomPolicy(10),
 		filter.NewBinaryFusePolicy(8),
 	}
@@ -84,30 +85,19 @@ type filterModel struct {
 const fuseTrailerLen = 15
 
 // modelFilter describes the filter of a table whose filter block, of size
-// bytes, ends in tail and was built over n distinct keys.
-func modelFilter(policy string, size uint64, tail []byte, n uint64) filterModel {
-	if len(tail) == 0 || n == 0 {
-		return filterModel{params: "empty"}
-	}
-	bitsPerKey := float64(size*8) / float64(n)
+// bytes, holds the filters parts (sstable.Reader.FilterParts: one for a
+// bloomkv table, one per 2 KiB of data-block offsets for a LevelDB table;
+// nil when kvtool does not know the policy) built over n keys.
+func modelFilter(policy string, size uint64, parts [][]byte, n uint64) filterModel {
+	bitsPerKey := float64(size*8) / float64(max(n, 1))
 	switch policy {
-	case filter.BloomPolicyName, filter.LegacyBloomPolicyName, filter.LevelDBBloomPolicyName, filter.BlockedBloomPolicyName:
-		// A bit array, then one byte k.
-		k := int(tail[len(tail)-1])
-		bitsPerKey = float64((size-1)*8) / float64(n)
-		m := filterModel{params: fmt.Sprintf("k=%d, %.2f bits/key", k, bitsPerKey)}
-		if k < 1 || k > filter.MaxProbes {
-			m.params += " (unknown encoding: may contain every key)"
-			return m
-		}
-		m.ok = true
-		if policy == filter.BlockedBloomPolicyName {
-			m.theory = filter.EstimateBlockedFPR(bitsPerKey, k)
-		} else {
-			m.theory = filter.EstimateFPR(bitsPerKey, k)
-		}
-		return m
+	case filter.BloomPolicyName, filter.LegacyBloomPolicyName, filter.LevelDBBloomPolicyName,
+		filter.GoLevelDBBloomPolicyName, filter.BlockedBloomPolicyName:
 	case filter.BinaryFusePolicyName:
+		if len(parts) != 1 || n == 0 {
+			return filterModel{params: "empty"}
+		}
+		tail := parts[0]
 		if len(tail) < fuseTrailerLen {
 			return filterModel{params: "truncated trailer"}
 		}
@@ -121,6 +111,42 @@ func modelFilter(policy string, size uint64, tail []byte, n uint64) filterModel 
 			m.theory, m.ok = math.Ldexp(1, -fp), true
 		}
 		return m
+	default:
+		return filterModel{params: fmt.Sprintf("policy unknown to kvtool, %.2f bits/key", bitsPerKey)}
 	}
-	return filterModel{params: fmt.Sprintf("policy unknown to kvtool, %.2f bits/key", bitsPerKey)}
+	// Bloom filters: each a bit array, then one byte k. A LevelDB table's
+	// filters share k; their bit arrays together hold the table's keys.
+	k, bits, filters, mixed := 0, uint64(0), 0, false
+	for _, p := range parts {
+		if len(p) == 0 {
+			continue // a LevelDB range where no data block starts
+		}
+		pk := int(p[len(p)-1])
+		mixed = mixed || (filters > 0 && pk != k)
+		k = pk
+		filters++
+		bits += uint64(len(p)-1) * 8
+	}
+	if filters == 0 || n == 0 {
+		return filterModel{params: "empty"}
+	}
+	bitsPerKey = float64(bits) / float64(n)
+	if mixed {
+		return filterModel{params: fmt.Sprintf("%d filters of different k, %.2f bits/key", filters, bitsPerKey)}
+	}
+	m := filterModel{params: fmt.Sprintf("k=%d, %.2f bits/key", k, bitsPerKey)}
+	if filters > 1 {
+		m.params += fmt.Sprintf(" in %d filters (one per 2 KiB of data blocks)", filters)
+	}
+	if k < 1 || k > filter.MaxProbes {
+		m.params += " (unknown encoding: may contain every key)"
+		return m
+	}
+	m.ok = true
+	if policy == filter.BlockedBloomPolicyName {
+		m.theory = filter.EstimateBlockedFPR(bitsPerKey, k)
+	} else {
+		m.theory = filter.EstimateFPR(bitsPerKey, k)
+	}
+	return m
 }

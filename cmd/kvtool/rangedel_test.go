@@ -14,6 +14,7 @@ import (
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/wal"
 )
 
@@ -165,9 +166,9 @@ func TestRangeDelSST(t *testing.T) {
 
 	// A damaged range-deletion block is damage, not a panic.
 	l := openLayout(t, only)
-	for _, m := range l.meta {
-		if m.name == "bloomkv.rangedel" {
-			flipByte(t, only, int64(m.offset+m.size/2))
+	for _, m := range l.Meta {
+		if m.Name == "bloomkv.rangedel" {
+			flipByte(t, only, int64(m.Offset+m.Size/2))
 		}
 	}
 	if code, _, errs := runTool(t, "sst", "check", only); code != exitFailure || !strings.Contains(errs, "corruption") {
@@ -183,7 +184,7 @@ func mustDumpBlocks(t *testing.T, path string) string {
 }
 
 // openLayout returns the layout of the table at path.
-func openLayout(t *testing.T, path string) *tableLayout {
+func openLayout(t *testing.T, path string) *sstable.Layout {
 	t.Helper()
 	tbl, err := openTableFile(path)
 	if err != nil {

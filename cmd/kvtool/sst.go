@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
@@ -19,29 +20,51 @@ func runSST(args []string, stdout, stderr io.Writer) int {
 	}, args, stdout, stderr)
 }
 
-// table is an open table file with its layout.
+// table is an open table file with its layout and properties.
 type table struct {
 	path   string
 	r      *sstable.Reader
 	f      *os.File
-	layout *tableLayout
+	layout *sstable.Layout
+	// props are the table's properties, with what a LevelDB table does
+	// not record computed by a scan (sstable.Reader.ScanProperties).
+	props *sstable.Properties
 }
 
+// openTableFile opens the table at path with every filter kvtool knows,
+// and reads its layout and properties through package sstable.
 func openTableFile(path string) (*table, error) {
 	r, f, err := openTable(path, true)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		var l *tableLayout
-		if l, err = readLayout(f, fi.Size()); err == nil {
-			return &table{path: path, r: r, f: f, layout: l}, nil
+	t := &table{path: path, r: r, f: f}
+	if t.layout, err = r.Layout(); err == nil {
+		if t.props, err = r.ScanProperties(); err == nil {
+			return t, nil
 		}
 	}
 	r.Close()
 	f.Close()
 	return nil, err
+}
+
+// compressionCounts returns how many data blocks use each compression, in
+// the order they first appear: "12 snappy, 1 none".
+func compressionCounts(l *sstable.Layout) string {
+	counts := map[sstable.Compression]int{}
+	var order []sstable.Compression
+	for _, b := range l.Data {
+		if counts[b.Compression] == 0 {
+			order = append(order, b.Compression)
+		}
+		counts[b.Compression]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, c := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[c], c))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (t *table) close() {
@@ -61,7 +84,8 @@ sequence). A table that holds range tombstones (DB.DeleteRange) lists
 them before its entries, under "range tombstones (N):", one per line as
 [START, END)#SEQ: the tombstone deletes the keys from START, inclusive,
 to END, exclusive, older than SEQ. They are listed whole, whatever
---start and --limit say.`)
+--start and --limit say. A LevelDB table (NNNNNN.ldb) has no
+properties block: its counts come from a scan of its data blocks.`)
 	blocks := f.Bool("blocks", false, "list the blocks first")
 	noEntries := f.Bool("no_entries", false, "do not print the entries")
 	start := f.String("start", "", "start at this user key")
@@ -78,21 +102,21 @@ to END, exclusive, older than SEQ. They are listed whole, whatever
 	}
 	defer t.close()
 	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
-	p := t.r.Properties()
-	fmt.Fprintf(stdout, "%s: %d entries in %d data blocks, %s compression, filter %s\n",
-		filepath.Base(t.path), p.NumEntries, p.NumDataBlocks, p.Compression, policyName(p.FilterPolicy))
+	p := t.props
+	fmt.Fprintf(stdout, "%s: %d entries in %d data blocks, %s compression, filter %s, format %s\n",
+		filepath.Base(t.path), p.NumEntries, p.NumDataBlocks, p.Compression, policyName(p.FilterPolicy), p.Format)
 	if *blocks {
 		l := t.layout
-		for i, b := range l.data {
+		for i, b := range l.Data {
 			fmt.Fprintf(stdout, "data block %d: offset %d, size %d, %s, separator %s\n",
-				i, b.offset, b.size, b.compression, bf.formatSeparator(b.separator))
+				i, b.Offset, b.Size, b.Compression, bf.formatSeparator(b.Separator))
 		}
-		for _, m := range l.meta {
-			fmt.Fprintf(stdout, "meta block %q: offset %d, size %d\n", m.name, m.offset, m.size)
+		for _, m := range l.Meta {
+			fmt.Fprintf(stdout, "meta block %q: offset %d, size %d\n", m.Name, m.Offset, m.Size)
 		}
-		fmt.Fprintf(stdout, "metaindex block: offset %d, size %d\n", l.metaindex.offset, l.metaindex.size)
-		fmt.Fprintf(stdout, "index block: offset %d, size %d\n", l.index.offset, l.index.size)
-		fmt.Fprintf(stdout, "footer: offset %d, size %d\n", l.fileSize-sstable.FooterLen, sstable.FooterLen)
+		fmt.Fprintf(stdout, "metaindex block: offset %d, size %d\n", l.Metaindex.Offset, l.Metaindex.Size)
+		fmt.Fprintf(stdout, "index block: offset %d, size %d\n", l.Index.Offset, l.Index.Size)
+		fmt.Fprintf(stdout, "footer: offset %d, size %d\n", l.FooterOffset, l.FooterSize)
 	}
 	if ts := t.r.RangeDels(); len(ts) > 0 {
 		fmt.Fprintf(stdout, "range tombstones (%d):\n", len(ts))
@@ -142,7 +166,7 @@ func policyName(name string) string {
 
 func runSSTProps(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("sst props", "kvtool sst props [flags] FILE",
-		"Prints the properties of the table FILE (entries, sizes, key range,\ncompression, filter policy and bits per key), a summary of its blocks, and\nits filter's parameters with the false-positive rate theory predicts.\nThe smallest and largest keys are those of the point entries; for a table\nwith range tombstones it also prints their count and the table's bounds\nas the MANIFEST records them, which cover the tombstones too.")
+		"Prints the properties of the table FILE (entries, sizes, key range,\ncompression, filter policy and bits per key), a summary of its blocks, and\nits filter's parameters with the false-positive rate theory predicts.\nThe smallest and largest keys are those of the point entries; for a table\nwith range tombstones it also prints their count and the table's bounds\nas the MANIFEST records them, which cover the tombstones too. A LevelDB\ntable (NNNNNN.ldb) records only its block sizes and filter policy: the\nrest is computed by reading every data block once.")
 	hexOut := f.Bool("hex", false, "print the smallest and largest keys as hex")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
@@ -153,16 +177,20 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "sst props", err)
 	}
 	defer t.close()
-	p, l := t.r.Properties(), t.layout
+	p, l := t.props, t.layout
 	bf := byteFormat{Hex: *hexOut}
 	w := stdout
-	fmt.Fprintf(w, "file: %s (%d bytes)\n", t.path, l.fileSize)
-	fmt.Fprintf(w, "format version: %d\n", p.FormatVersion)
+	fmt.Fprintf(w, "file: %s (%d bytes)\n", t.path, l.FileSize)
+	if p.Format == sstable.FormatLevelDB {
+		fmt.Fprintf(w, "format: %s (no properties block: the counts, key range, compression and bits per key below come from a scan of the data blocks)\n", p.Format)
+	} else {
+		fmt.Fprintf(w, "format: %s, version %d\n", p.Format, p.FormatVersion)
+	}
 	fmt.Fprintf(w, "entries: %d\n", p.NumEntries)
 	fmt.Fprintf(w, "deletions: %d\n", p.NumDeletions)
 	fmt.Fprintf(w, "raw key bytes: %d\n", p.RawKeySize)
 	fmt.Fprintf(w, "raw value bytes: %d\n", p.RawValueSize)
-	fmt.Fprintf(w, "data blocks: %d (%s)\n", p.NumDataBlocks, l.compressionCounts())
+	fmt.Fprintf(w, "data blocks: %d (%s)\n", p.NumDataBlocks, compressionCounts(l))
 	fmt.Fprintf(w, "data size: %d\n", p.DataSize)
 	fmt.Fprintf(w, "index size: %d\n", p.IndexSize)
 	fmt.Fprintf(w, "compression: %s\n", p.Compression)
@@ -188,7 +216,7 @@ func runSSTProps(args []string, stdout, stderr io.Writer) int {
 	if p.FilterPolicy != "" {
 		fmt.Fprintf(w, "filter size: %d\n", p.FilterSize)
 		fmt.Fprintf(w, "filter bits per key: %.4f\n", p.FilterBitsPerKey)
-		fm := modelFilter(p.FilterPolicy, p.FilterSize, l.filterTail, p.NumEntries)
+		fm := modelFilter(p.FilterPolicy, p.FilterSize, t.r.FilterParts(), p.NumEntries)
 		fmt.Fprintf(w, "filter parameters: %s\n", fm.params)
 		if !t.r.HasFilter() {
 			fmt.Fprintf(w, "filter usable: no (kvtool does not know policy %q)\n", p.FilterPolicy)

@@ -14,7 +14,7 @@ import (
 
 func runSSTCheck(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("sst check", "kvtool sst check [flags] FILE",
-		"Verifies the table FILE: the checksum of every block, the order of its\nkeys, and that its filter says \"may contain\" for every key it holds. Then\nit measures the filter's false-positive rate: it asks the filter about\n--probes keys that are not in the table (each a real key with bytes\nappended) and compares the rate with the theoretical (1-e^(-kn/m))^k for\nthe filter's m bits, k probes and n distinct keys. Corruption, or a key the\nfilter denies, gives exit status 1; the rate itself is only reported.")
+		"Verifies the table FILE: the checksum of every block, the order of its\nkeys, and that its filter says \"may contain\" for every key it holds. Then\nit measures the filter's false-positive rate: it asks the filter about\n--probes keys that are not in the table (each a real key with bytes\nappended) and compares the rate with the theoretical (1-e^(-kn/m))^k for\nthe filter's m bits, k probes and n distinct keys. Corruption, or a key the\nfilter denies, gives exit status 1; the rate itself is only reported.\nA LevelDB table (NNNNNN.ldb) keeps one filter per 2 KiB of data blocks:\na key is asked of the filter of the block it would be in, as a lookup\nasks it, and the theory is that of their bits together.")
 	probes := f.Int("probes", 100000, "number of absent keys to ask the filter about")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
@@ -32,14 +32,14 @@ func runSSTCheck(args []string, stdout, stderr io.Writer) int {
 	if err := t.r.VerifyChecksums(); err != nil {
 		return fail(stderr, "sst check", fmt.Errorf("%s: %w", t.path, err))
 	}
-	p := t.r.Properties()
+	p := t.props
 	tombstones := ""
 	if n := len(t.r.RangeDels()); n > 0 {
 		// The reader decoded them when it opened the table, checking
 		// that each is a non-empty range and that they are in order.
 		tombstones = ", " + countOf(uint64(n), "range tombstone")
 	}
-	fmt.Fprintf(stdout, "checksums: ok (%d data blocks, %d entries%s)\n", len(t.layout.data), p.NumEntries, tombstones)
+	fmt.Fprintf(stdout, "checksums: ok (%d data blocks, %d entries%s)\n", len(t.layout.Data), p.NumEntries, tombstones)
 
 	keys, err := distinctUserKeys(t.r)
 	if err != nil {
@@ -57,7 +57,7 @@ func runSSTCheck(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "sst check", fmt.Errorf("%s: %w", t.path,
 			base.CorruptionErrorf("filter %s denies %d of the table's %d keys", p.FilterPolicy, denied, len(keys))))
 	}
-	fm := modelFilter(p.FilterPolicy, p.FilterSize, t.layout.filterTail, uint64(len(keys)))
+	fm := modelFilter(p.FilterPolicy, p.FilterSize, t.r.FilterParts(), uint64(len(keys)))
 	fmt.Fprintf(stdout, "filter: %s, %d bytes, %s over %d distinct keys; no false negatives\n",
 		p.FilterPolicy, p.FilterSize, fm.params, len(keys))
 	st := measureFPR(t.r, keys, *probes)

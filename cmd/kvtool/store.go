@@ -169,8 +169,14 @@ func loadStateWith(dir string, onEdit func(n int, e *manifest.VersionEdit)) (*st
 // isCorruption reports whether err is about damaged bytes.
 func isCorruption(err error) bool { return errors.Is(err, base.ErrCorruption) }
 
-// tablePath names a table file as the db package does.
+// tablePath names table num of the store in dir as the db package finds
+// it: NNNNNN.ldb when a file of that name exists (LevelDB's and goleveldb's
+// name, which a LevelDB-format store keeps), NNNNNN.sst otherwise.
 func tablePath(dir string, num uint64) string {
+	ldb := filepath.Join(dir, fmt.Sprintf("%06d.ldb", num))
+	if _, err := os.Stat(ldb); err == nil {
+		return ldb
+	}
 	return filepath.Join(dir, fmt.Sprintf("%06d.sst", num))
 }
 
@@ -197,6 +203,8 @@ func listStoreFiles(dir string) ([]storeFile, error) {
 			kind, digits = "manifest", strings.TrimPrefix(name, "MANIFEST-")
 		case strings.HasSuffix(name, ".sst"):
 			kind, digits = "table", strings.TrimSuffix(name, ".sst")
+		case strings.HasSuffix(name, ".ldb"):
+			kind, digits = "table", strings.TrimSuffix(name, ".ldb")
 		case strings.HasSuffix(name, ".log"):
 			kind, digits = "log", strings.TrimSuffix(name, ".log")
 		default:
@@ -219,26 +227,30 @@ func listStoreFiles(dir string) ([]storeFile, error) {
 
 // checkTableKind tells a file that is not a table from a damaged table,
 // before the table reader reports either as corruption. A file that ends
-// with the table magic number passes. Otherwise a file whose bytes show
-// another kind (a log, a MANIFEST, CURRENT) is not a table; a file whose
-// bytes show no kind is a damaged table when it is named *.sst or its
-// magic number is a few flipped bits away from the right one, and not a
-// table otherwise.
+// with a table magic number (sstable.SniffFormat: bloomkv's or LevelDB's)
+// passes. Otherwise a file whose bytes show another kind (a log, a
+// MANIFEST, CURRENT) is not a table; a file whose bytes show no kind is a
+// damaged table when it is named *.sst or *.ldb or its last 8 bytes are a
+// few flipped bits away from a magic number, and not a table otherwise.
 func checkTableKind(f *os.File, path string, size int64) error {
-	m, long := tableMagicOf(f, size)
-	if long && m == sstable.TableMagic {
-		return nil
+	if _, ok, err := sstable.SniffFormat(f, size); err != nil || ok {
+		return err
 	}
 	s, err := sniffFile(path)
 	if err != nil {
 		return err
 	}
 	if s.kind == kindEmpty || s.kind == kindUnknown {
+		m, long := lastWord(f, size)
+		// bloomkv's magic number in a file too short for its footer:
+		// say it is short.
+		long = long && !(m == sstable.TableMagic && size < sstable.FooterLen)
 		var damage string
 		if long {
-			damage = fmt.Sprintf("it does not end with the table magic number %#x (%q) but with %#x", sstable.TableMagic, "bloomkv!", m)
+			damage = fmt.Sprintf("it does not end with the table magic number %#x (%q) nor with LevelDB's %#x, but with %#x",
+				sstable.TableMagic, "bloomkv!", sstable.LevelDBTableMagic, m)
 		} else {
-			damage = fmt.Sprintf("%d bytes, shorter than a table's %d-byte footer", size, sstable.FooterLen)
+			damage = fmt.Sprintf("%d bytes, shorter than a table's footer (%d bytes, LevelDB's %d)", size, sstable.FooterLen, sstable.LevelDBFooterLen)
 		}
 		if isTableName(path) || (long && nearTableMagic(m)) {
 			return base.CorruptionErrorf("damaged table: %s", damage)

@@ -189,21 +189,29 @@ type tableFilter struct {
 // the table's keys at each budget of that k, and keeps the smallest
 // budget whose filter has the table's filter's size and last bytes (in a
 // small table several budgets make the same filter). For binary fuse
-// filters the fingerprint size is in the filter's trailer.
+// filters the fingerprint size is in the filter's trailer. A LevelDB
+// table's filters (levelDBTableFilter) give LevelDB's Bloom policy.
 func readTableFilter(path string) (tableFilter, error) {
 	t, err := openTableFile(path)
 	if err != nil {
 		return tableFilter{}, err
 	}
 	defer t.close()
-	p := t.r.Properties()
+	p := t.props
 	tf := tableFilter{name: p.FilterPolicy, entries: p.NumEntries}
-	tail := t.layout.filterTail
-	var newPolicy func(int) filter.Policy
-	switch p.FilterPolicy {
-	case "":
+	if p.FilterPolicy == "" {
 		tf.policy = filter.None
 		return tf, nil
+	}
+	if t.r.Format() == sstable.FormatLevelDB {
+		return levelDBTableFilter(tf, t.r.FilterParts()), nil
+	}
+	var whole []byte // the table's filter; nil when kvtool does not know its policy
+	if parts := t.r.FilterParts(); len(parts) == 1 {
+		whole = parts[0]
+	}
+	var newPolicy func(int) filter.Policy
+	switch p.FilterPolicy {
 	case filter.BloomPolicyName:
 		newPolicy = filter.NewBloomPolicy
 	case filter.LegacyBloomPolicyName:
@@ -214,7 +222,7 @@ func readTableFilter(path string) (tableFilter, error) {
 		newPolicy = filter.NewBlockedBloomPolicy
 	case filter.BinaryFusePolicyName:
 		fp := 8
-		if n := len(tail); n >= fuseTrailerLen && tail[n-2] == 16 {
+		if n := len(whole); n >= fuseTrailerLen && whole[n-2] == 16 {
 			fp = 16
 		}
 		tf.policy = filter.NewBinaryFusePolicy(fp)
@@ -223,9 +231,10 @@ func readTableFilter(path string) (tableFilter, error) {
 		return tf, nil
 	}
 	k := 0
-	if len(tail) > 0 {
-		k = int(tail[len(tail)-1])
+	if len(whole) > 0 {
+		k = int(whole[len(whole)-1])
 	}
+	tail := whole[max(0, len(whole)-maxFilterTail):]
 	budget, err := rebuildBudget(t.r, newPolicy, k, p.FilterSize, tail)
 	if err != nil {
 		return tableFilter{}, err
@@ -241,6 +250,56 @@ func readTableFilter(path string) (tableFilter, error) {
 	}
 	tf.policy = newPolicy(budget)
 	return tf, nil
+}
+
+// maxFilterTail is how many of a filter's last bytes rebuildBudget
+// compares: enough for every trailer the known policies write.
+const maxFilterTail = 16
+
+// levelDBTableFilter completes tf, a LevelDB table's, from its filters
+// (one per 2 KiB of data-block offsets; nil when kvtool does not know the
+// policy). A LevelDB-format store writes only LevelDB's Bloom filter
+// (named leveldb.BuiltinBloomFilter2 whatever its tables' filters are
+// named: goleveldb names the same bits leveldb.BuiltinBloomFilter), at the
+// budget its tables show: LevelDB sizes each filter at budget bits for
+// every entry of its blocks (64 at least), so the bits of all of them over
+// the table's entries, rounded, among the budgets of the filters' probe
+// count k; db's default for a table too small to measure.
+func levelDBTableFilter(tf tableFilter, parts [][]byte) tableFilter {
+	if tf.name != filter.LevelDBBloomPolicyName && tf.name != filter.GoLevelDBBloomPolicyName {
+		return tf
+	}
+	var bits uint64
+	k := 0
+	for _, p := range parts {
+		if len(p) > 0 {
+			bits += uint64(len(p)-1) * 8
+			k = int(p[len(p)-1])
+		}
+	}
+	budget := db.DefaultBloomBitsPerKey
+	if tf.entries >= minMeasureEntries {
+		measured := int(math.Round(float64(bits) / float64(tf.entries)))
+		best := 0
+		for b := filter.MinBitsPerKey; b <= maxRebuildBudget; b++ {
+			q := filter.NewLevelDBBloomPolicy(b).(filter.BitsPerKeyer)
+			if q.NumProbes() == k && (best == 0 || absInt(b-measured) < absInt(best-measured)) {
+				best = b
+			}
+		}
+		if best != 0 {
+			budget = best
+		}
+	}
+	tf.policy = filter.NewLevelDBBloomPolicy(budget)
+	return tf
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // minMeasureEntries is the fewest entries from which a table's measured
@@ -291,7 +350,7 @@ func rebuildBudget(r *sstable.Reader, newPolicy func(int) filter.Policy, k int, 
 }
 
 // tableEntries returns the number of entries of the table at path, from its
-// properties.
+// properties (counted by a scan in a LevelDB table, which records none).
 func tableEntries(path string) (uint64, bool) {
 	r, f, err := openTable(path, false)
 	if err != nil {
@@ -299,7 +358,11 @@ func tableEntries(path string) (uint64, bool) {
 	}
 	defer f.Close()
 	defer r.Close()
-	return r.Properties().NumEntries, true
+	p, err := r.ScanProperties()
+	if err != nil {
+		return 0, false
+	}
+	return p.NumEntries, true
 }
 
 // storeScanFilters returns the prefix extractor and range filter policy the
