@@ -5,11 +5,17 @@ package db
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
+	"github.com/bloomkv/bloomkv/wal"
 )
 
 // TestManyTablesUnderLowFileLimit opens a store of 400 level-0 tables with
@@ -175,5 +181,114 @@ func TestMaxOpenFilesOption(t *testing.T) {
 				t.Fatalf("%d descriptors held, MaxOpenFiles 4", h)
 			}
 		}
+	}
+}
+
+// TestFiveThousandTablesUnderFileLimit256 is issue 20's case: a store of
+// 5,000 tables (written directly, table by table, with a MANIFEST that
+// spreads them over levels 1 to 3) opened with the soft limit on open
+// files at 256. Every Get, a scan in both directions and MultiGet succeed,
+// with tables mapped and with them read by pread, and the DB holds no more
+// descriptors than Options.MaxOpenFiles' default allows.
+func TestFiveThousandTablesUnderFileLimit256(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 5,000 tables")
+	}
+	const tables, perTable = 5000, 3
+	dir := t.TempDir()
+	// Levels 1..3 each hold a third of the key space's tables, disjoint
+	// within a level; the levels overlap one another, so a Get may ask a
+	// table of each.
+	key := func(i int) string { return fmt.Sprintf("key%08d", i) }
+	edit := &manifest.VersionEdit{Comparer: comparerName, HasLogNumber: true,
+		NextFileNumber: tables + 10, HasNextFileNumber: true, LastSequence: tables*perTable + 1, HasLastSequence: true}
+	want := map[string]string{}
+	seq := uint64(1)
+	for t0 := 0; t0 < tables; t0++ {
+		level := 1 + t0%3
+		slot := t0 / 3 // position of the table in its level
+		num := uint64(t0 + 1)
+		f, err := os.Create(tableFileName(dir, num))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := sstable.NewWriter(f, sstable.WriterOptions{FilterPolicy: filter.NewBloomPolicy(10)})
+		m := &manifest.FileMetadata{FileNum: num, SmallestSeq: base.MaxSeqNum}
+		for j := 0; j < perTable; j++ {
+			// Level l's table at slot s holds keys s*9 + 3*(l-1) + j.
+			k := key(slot*9 + 3*(level-1) + j)
+			v := fmt.Sprintf("v%d-%d", num, j)
+			ik := base.MakeInternalKey([]byte(k), seq, base.KindSet)
+			if err := w.Add(ik, []byte(v)); err != nil {
+				t.Fatal(err)
+			}
+			widenBounds(m, ik, ik, seq)
+			want[k] = v
+			seq++
+		}
+		if _, err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		m.Size = uint64(fi.Size())
+		f.Close()
+		edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: level, Meta: m})
+	}
+	mf, err := os.Create(manifestFileName(dir, tables+5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wal.NewWriter(mf).AddRecord(edit.Encode(nil)); err != nil {
+		t.Fatal(err)
+	}
+	mf.Close()
+	if err := os.WriteFile(currentFileName(dir), []byte(fmt.Sprintf("MANIFEST-%06d\n", tables+5)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 256
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skipf("cannot lower the open-file limit: %v", err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim) })
+
+	for _, mmap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mmap=%v", mmap), func(t *testing.T) {
+			d := mustOpen(t, dir, &Options{DisableMmapReads: !mmap, DisableAutomaticCompactions: true})
+			defer d.Close()
+			m := d.Metrics()
+			if got := m.Levels[1].Files + m.Levels[2].Files + m.Levels[3].Files; got != tables {
+				t.Fatalf("%d tables in levels 1-3, want %d", got, tables)
+			}
+			for k, v := range want {
+				got, err := d.Get([]byte(k), nil)
+				if err != nil || string(got) != v {
+					t.Fatalf("Get(%s) = %q, %v; want %q", k, got, err, v)
+				}
+			}
+			if _, err := d.Get([]byte("key99999999"), nil); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("absent key: %v", err)
+			}
+			checkFormatModel(t, d, want)
+			checkReverse(t, d, want)
+			keys := make([][]byte, 0, 256)
+			for i := 0; i < 256; i++ {
+				keys = append(keys, []byte(key(i*53)))
+			}
+			vals, errs := d.MultiGet(keys, nil)
+			for i, k := range keys {
+				if errs[i] != nil || string(vals[i]) != want[string(k)] {
+					t.Fatalf("MultiGet %s = %q, %v", k, vals[i], errs[i])
+				}
+			}
+			if held := d.tables.files.held(); held > 128 {
+				t.Fatalf("%d descriptors held, over the default bound of 128 (half the limit of 256)", held)
+			}
+		})
 	}
 }
