@@ -7,16 +7,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
-
-// comparerName is the comparer every bloomkv MANIFEST records.
-const comparerName = "bloomkv.BytewiseComparator"
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("check", "kvtool check [flags] DIR",
-		"Verifies the store in DIR without opening it: CURRENT and every record of\nthe MANIFEST it names; for every table the MANIFEST lists, that the file\nis there with the recorded size, key range (its entries' and its range\ntombstones') and count of range tombstones, the checksum of every\nblock, the order of its keys and that its filter admits every key; and\nevery record of every write-ahead log. It prints one line per file and\nwhat is wrong, and exits with status 1 when anything is.")
+		"Verifies the store in DIR without opening it: CURRENT and every record of\nthe MANIFEST it names; for every table the MANIFEST lists, that the file\nis there with the recorded size, key range (its entries' and its range\ntombstones') and count of range tombstones, the checksum of every\nblock, the order of its keys and that its filter admits every key; and\nevery record of every write-ahead log. It prints one line per file and\nwhat is wrong, and exits with status 1 when anything is.\n\nIt first prints the store's format, which the MANIFEST's comparer tells:\nbloomkv's (bloomkv.BytewiseComparator) or LevelDB's\n(leveldb.BytewiseComparator: a store LevelDB or goleveldb wrote, or\nbloomkv with db.Options.Format = FormatLevelDB), whose tables are\nNNNNNN.ldb files of LevelDB's table format, which must hold no range\ntombstones.")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
 		return usageStatus(err)
@@ -38,8 +37,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	for _, p := range st.problems {
 		problem("%v", p)
 	}
-	if st.comparer != "" && st.comparer != comparerName {
-		problem("%s: written with comparer %q, not %q", mname, st.comparer, comparerName)
+	format := st.format()
+	switch st.comparer {
+	case "":
+		fmt.Fprintf(stdout, "format: %s (%s names no comparer)\n", format, mname)
+	case comparerName, levelDBComparerName:
+		fmt.Fprintf(stdout, "format: %s (comparer %s)\n", format, st.comparer)
+	default:
+		problem("%s: written with comparer %q, neither bloomkv's %q nor LevelDB's %q", mname, st.comparer, comparerName, levelDBComparerName)
 	}
 	if len(st.problems) == 0 {
 		fmt.Fprintf(stdout, "%s: ok (%d records, %d tables, last sequence %d)\n", mname, st.records, len(st.version.AllFileNums()), st.lastSeq)
@@ -51,16 +56,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		for _, m := range files {
 			live[m.FileNum] = true
 			tables++
-			entries, err := checkTable(dir, m)
+			name := filepath.Base(tablePath(dir, m.FileNum))
+			entries, err := checkTable(dir, m, format)
 			if err != nil {
-				problem("L%d %06d.sst: %v", level, m.FileNum, err)
+				problem("L%d %s: %v", level, name, err)
 				continue
 			}
 			tombstones := ""
 			if m.RangeDels > 0 {
 				tombstones = ", " + countOf(m.RangeDels, "range tombstone")
 			}
-			fmt.Fprintf(stdout, "L%d %06d.sst: ok (%d entries%s, %s)\n", level, m.FileNum, entries, tombstones, humanBytes(m.Size))
+			fmt.Fprintf(stdout, "L%d %s: ok (%d entries%s, %s)\n", level, name, entries, tombstones, humanBytes(m.Size))
 		}
 	}
 
@@ -118,9 +124,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// checkTable verifies one live table against its MANIFEST entry and returns
-// its number of entries.
-func checkTable(dir string, m *manifest.FileMetadata) (uint64, error) {
+// checkTable verifies one live table of a store of the given format
+// against its MANIFEST entry and returns its number of entries.
+func checkTable(dir string, m *manifest.FileMetadata, format db.Format) (uint64, error) {
 	path := tablePath(dir, m.FileNum)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -138,7 +144,16 @@ func checkTable(dir string, m *manifest.FileMetadata) (uint64, error) {
 	if err := r.VerifyChecksums(); err != nil {
 		return 0, err
 	}
-	p := r.Properties()
+	if format == db.FormatLevelDB && r.Format() != sstable.FormatLevelDB {
+		// db writes LevelDB's tables into such a store; LevelDB and
+		// goleveldb could not read one of bloomkv's.
+		return 0, base.CorruptionErrorf("a table in %s's format in a LevelDB-format store", r.Format())
+	}
+	// A LevelDB table records no counts or bounds: a scan tells them.
+	p, err := r.ScanProperties()
+	if err != nil {
+		return 0, err
+	}
 	ts := r.RangeDels()
 	if uint64(len(ts)) != m.RangeDels {
 		// The store reads a table's tombstones only when the MANIFEST

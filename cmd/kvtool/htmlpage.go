@@ -64,6 +64,9 @@ type pageData struct {
 	Kind     string `json:"kind"`
 	Store    string `json:"store"`
 	Manifest string `json:"manifest"`
+	// Format is the store's format, "bloomkv" or "leveldb" (see kvtool
+	// check).
+	Format   string `json:"format"`
 	LastSeq  uint64 `json:"last_seq"`
 	NextFile uint64 `json:"next_file"`
 	// NumLevels is the number of level rows drawn: manifest.NumLevels.
@@ -115,7 +118,11 @@ type pageTable struct {
 	X1          float64 `json:"x1"`
 	SmallestSeq uint64  `json:"smallest_seq"`
 	LargestSeq  uint64  `json:"largest_seq"`
-	RangeDels   uint64  `json:"range_dels"`
+	// SeqsUnknown reports that the MANIFEST records no sequence numbers
+	// for the table (LevelDB's new-file tag 7): the two above mean
+	// nothing.
+	SeqsUnknown bool   `json:"seqs_unknown,omitempty"`
+	RangeDels   uint64 `json:"range_dels"`
 	// Props are read from the table file of a live table (nil otherwise,
 	// or when it could not be read: Error says why).
 	Props *pageProps `json:"props,omitempty"`
@@ -257,6 +264,7 @@ func buildPage(src *pageSource, o pageOptions) (*pageData, keySpan) {
 		Kind:      o.kind,
 		Store:     st.dir,
 		Manifest:  filepath.Base(st.manifestPath),
+		Format:    st.format().String(),
 		LastSeq:   st.lastSeq,
 		NextFile:  st.nextFileNum,
 		NumLevels: manifest.NumLevels,
@@ -448,7 +456,7 @@ func newPageTable(m *manifest.FileMetadata, level int, sp keySpan) *pageTable {
 		SmallestHex: hexKey(lo), LargestHex: hexKey(hi),
 		TombstoneEnd: ok && kind == base.KindRangeDelete,
 		X0:           keyFrac(lo, sp), X1: keyFrac(hi, sp),
-		SmallestSeq: m.SmallestSeq, LargestSeq: m.LargestSeq, RangeDels: m.RangeDels,
+		SmallestSeq: m.SmallestSeq, LargestSeq: m.LargestSeq, SeqsUnknown: m.SeqsUnknown, RangeDels: m.RangeDels,
 	}
 }
 
@@ -462,7 +470,11 @@ func readPageProps(dir string, m *manifest.FileMetadata, probes int) (*pageProps
 	}
 	defer f.Close()
 	defer r.Close()
-	pr := r.Properties()
+	// A LevelDB table's counts and bits per key come from a scan.
+	pr, err := r.ScanProperties()
+	if err != nil {
+		return nil, err.Error()
+	}
 	pp := &pageProps{
 		Entries: pr.NumEntries, Deletions: pr.NumDeletions, DataBlocks: pr.NumDataBlocks,
 		Compression: pr.Compression,
@@ -759,7 +771,7 @@ func stepLines(text string, n int) (headline string, lines []string) {
 }
 
 var (
-	stepTable = regexp.MustCompile(`^L[0-9]+ +[0-9]+\.sst +`)
+	stepTable = regexp.MustCompile(`^L[0-9]+ +[0-9]+\.(?:sst|ldb) +`)
 	stepTime  = regexp.MustCompile(` +\((?:[0-9.]+(?:ns|µs|us|ms|s|m|h))+\)$`)
 )
 

@@ -28,6 +28,8 @@
     return e;
   }
   function fileName(n) { var s = String(n); while (s.length < 6) { s = "0" + s; } return s; }
+  // A LevelDB-format store names its tables NNNNNN.ldb, as LevelDB does.
+  var tableExt = data.format === "leveldb" ? ".ldb" : ".sst";
   function human(n) {
     var units = ["B", "KiB", "MiB", "GiB", "TiB"];
     var i = 0;
@@ -130,7 +132,7 @@
   var bytesNow = 0;
   data.levels.forEach(function (f) { bytesNow += levelBytes(f); });
   var metaParts = [data.store, data.manifest || "no MANIFEST", plural(liveCount, "table") + ", " + human(bytesNow),
-    "last sequence " + data.last_seq];
+    "last sequence " + data.last_seq, "format " + data.format];
   if (data.kind === "lsm") { metaParts.push(plural(history.length, "version edit")); }
   header.appendChild(el("p", "meta", metaParts.join("  \u00b7  ")));
   body.appendChild(header);
@@ -191,7 +193,7 @@
       li.setAttribute("data-mark", s.mark);
       if (s.level >= 0) { li.setAttribute("data-file", fileName(s.file)); }
       li.appendChild(el("span", "num" + (s.level < 0 ? " mem" : ""), i + 1));
-      var where = el("span", "where", s.level < 0 ? s.where : "L" + s.level + " " + fileName(s.file) + ".sst");
+      var where = el("span", "where", s.level < 0 ? s.where : "L" + s.level + " " + fileName(s.file) + tableExt);
       var pill = el("span", "pill mark-" + s.mark, s.outcome);
       where.appendChild(pill);
       li.appendChild(where);
@@ -225,7 +227,7 @@
   function showDetails(t) {
     if (!t) { return; }
     details.textContent = "";
-    details.appendChild(el("h2", null, "Table " + fileName(t.file) + ".sst" + (t.live ? "" : " (deleted since)")));
+    details.appendChild(el("h2", null, "Table " + fileName(t.file) + tableExt + (t.live ? "" : " (deleted since)")));
     var dl = el("dl");
     function row(k, v, mono) {
       dl.appendChild(el("dt", null, k));
@@ -236,7 +238,7 @@
     row("smallest key", t.smallest, true);
     row("largest key", t.largest + (t.tombstone_end ? " (a range tombstone's end)" : ""), true);
     if ((t.smallest + t.largest).indexOf("\\") >= 0) { row("as hex", t.smallest_hex + " .. " + t.largest_hex, true); }
-    row("sequences", t.smallest_seq + " - " + t.largest_seq);
+    row("sequences", t.seqs_unknown ? "unknown (not in LevelDB's MANIFEST)" : t.smallest_seq + " - " + t.largest_seq);
     if (t.range_dels) { row("range tombstones", t.range_dels); }
     var p = t.props;
     if (p) {
@@ -514,7 +516,7 @@
     box.style.width = w.toFixed(1) + "px";
     if (c.fill) { box.style.background = c.fill; }
     if (p.width >= 54) { box.textContent = fileName(t.file); }
-    box.title = fileName(t.file) + ".sst  " + human(t.size) + "  [" + t.smallest + " .. " + t.largest + "]";
+    box.title = fileName(t.file) + tableExt + "  " + human(t.size) + "  [" + t.smallest + " .. " + t.largest + "]";
     box.addEventListener("mouseenter", function () { if (!state.pinned) { showDetails(t); } });
     box.addEventListener("click", function () {
       if (state.pinned === t.file) {

@@ -11,7 +11,7 @@ import (
 
 func runLSM(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("lsm", "kvtool lsm [flags] DIR",
-		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.\n\nWith --html FILE it writes the tree as a page instead: see --html.")
+		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.\n\nIn a LevelDB-format store (see kvtool check) the tables record no entry\ncounts or bits per key: lsm counts them by reading each table's data\nblocks, and the MANIFEST records no sequence numbers (seqs unknown).\n\nWith --html FILE it writes the tree as a page instead: see --html.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
 	htmlOut := f.String("html", "", "instead of the list, write to this file one self-contained HTML page (no network needed to view it) that draws the tree: a row per level, a box per table, as wide as its bytes and placed by its key range, coloured by its filter's measured false-positive rate or bits per key; hover or click a box for its properties. A slider replays the MANIFEST's version edits (flushes, compactions, ...) one by one. The file must not be in DIR")
@@ -34,8 +34,8 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 		failed = true
 	}
 
-	fmt.Fprintf(stdout, "%s: last sequence %d, log %06d, next file %06d\n\n",
-		filepath.Base(st.manifestPath), st.lastSeq, st.logNum, st.nextFileNum)
+	fmt.Fprintf(stdout, "%s: last sequence %d, log %06d, next file %06d, format %s\n\n",
+		filepath.Base(st.manifestPath), st.lastSeq, st.logNum, st.nextFileNum, st.format())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "level\tfile\tsize\tentries\trangedels\tfilter\tbits/key\tseqs\tsmallest .. largest\n")
 	var totalFiles int
@@ -48,18 +48,23 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "kvtool lsm: table %06d: %v\n", m.FileNum, err)
 				failed = true
 			} else {
-				p := r.Properties()
-				entries = fmt.Sprint(p.NumEntries)
-				policy, bits = "none", "-"
-				if p.FilterPolicy != "" {
-					policy, bits = p.FilterPolicy, fmt.Sprintf("%.2f", p.FilterBitsPerKey)
+				// A LevelDB table's counts come from a scan.
+				if p, err := r.ScanProperties(); err != nil {
+					fmt.Fprintf(stderr, "kvtool lsm: table %06d: %v\n", m.FileNum, err)
+					failed = true
+				} else {
+					entries = fmt.Sprint(p.NumEntries)
+					policy, bits = "none", "-"
+					if p.FilterPolicy != "" {
+						policy, bits = p.FilterPolicy, fmt.Sprintf("%.2f", p.FilterBitsPerKey)
+					}
 				}
 				r.Close()
 				file.Close()
 			}
-			fmt.Fprintf(tw, "L%d\t%06d\t%s\t%s\t%d\t%s\t%s\t%d-%d\t%s .. %s\n",
+			fmt.Fprintf(tw, "L%d\t%06d\t%s\t%s\t%d\t%s\t%s\t%s\t%s .. %s\n",
 				level, m.FileNum, humanBytes(m.Size), entries, m.RangeDels, policy, bits,
-				m.SmallestSeq, m.LargestSeq, bf.formatBoundUser(m.Smallest, false), bf.formatBoundUser(m.Largest, true))
+				formatSeqs(m), bf.formatBoundUser(m.Smallest, false), bf.formatBoundUser(m.Largest, true))
 		}
 		totalFiles += len(files)
 		totalBytes += st.version.LevelBytes(level)

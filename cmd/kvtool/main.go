@@ -39,11 +39,20 @@
 // coloured by its filter's measured false-positive rate, the MANIFEST's
 // version edits replayed step by step, and for explain the lookup's path.
 //
+// Every command also works on a LevelDB-format store (db.Options.Format:
+// one LevelDB or goleveldb wrote, or bloomkv kept in LevelDB's format),
+// which the MANIFEST's comparer, leveldb.BytewiseComparator, tells: its
+// tables are NNNNNN.ldb files of LevelDB's table format, read through
+// package sstable, whose counts (which LevelDB does not record) lsm, sst
+// and check compute by a scan (sstable.Reader.ScanProperties); its
+// MANIFEST records no sequence numbers (seqs=unknown); its logs hold
+// batches alone. check and lsm print the format.
+//
 // sst, wal dump and manifest dump say so when given a file of another kind
 // ("X is not a log file: it is a table ..."), and report a file of their
 // kind that is damaged as damaged; a file of no recognisable kind counts
-// as damaged when its name is the store's name for the kind (*.sst, *.log,
-// MANIFEST-*).
+// as damaged when its name is the store's name for the kind (*.sst or
+// *.ldb, *.log, MANIFEST-*).
 //
 // Multi-word flags are spelled with underscores, as kvbench's and
 // db_bench's are (--max_len); the same names with hyphens (--max-len) work

@@ -21,7 +21,10 @@ the tables each edit adds and deletes (number, size, sequence numbers, key
 range, and rangedels=N for a table holding N range tombstones, whose key
 range then covers them: a bound of kind RANGEDEL is a tombstone's start,
 or, as the largest, its end, which the tombstone excludes). Then it prints
-the version the edits build. A damaged record is reported, skipped, and gives exit status 1, as
+the version the edits build, and the store's format, which the comparer
+tells: a LevelDB-format store's MANIFEST (comparer
+leveldb.BytewiseComparator, written by LevelDB, goleveldb or bloomkv)
+records its tables without sequence numbers: seqs=unknown. A damaged record is reported, skipped, and gives exit status 1, as
 does a MANIFEST without any version edit. A file that is not a MANIFEST
 is refused with exit status 1, saying what it is: a write-ahead log, a
 table, a CURRENT (give its directory instead), or, unless it is named
@@ -42,6 +45,7 @@ MANIFEST-*, a file with no intact record of the log format.`)
 	bf := byteFormat{Hex: *hexOut, Max: *maxLen}
 	b := manifest.NewBuilder(nil)
 	bad, records := 0, 0
+	comparer := ""
 	dropped, err := forEachEdit(path, func(n int, e *manifest.VersionEdit, err error) {
 		records = n
 		if err != nil {
@@ -52,6 +56,9 @@ MANIFEST-*, a file with no intact record of the log format.`)
 		}
 		fmt.Fprintf(stdout, "record %d:\n", n)
 		printEdit(stdout, e, bf)
+		if e.Comparer != "" {
+			comparer = e.Comparer
+		}
 		if err := b.Apply(e); err != nil {
 			bad++
 			fmt.Fprintf(stdout, "  ERROR applying edit: %v\n", err)
@@ -79,10 +86,27 @@ MANIFEST-*, a file with no intact record of the log format.`)
 			fmt.Fprintf(stdout, "L%d %s\n", level, formatMeta(m, bf))
 		}
 	}
+	st := storeState{comparer: comparer}
+	fmt.Fprintf(stdout, "--- format: %s", st.format())
+	if comparer == "" {
+		fmt.Fprintf(stdout, " (no comparer recorded)\n")
+	} else {
+		fmt.Fprintf(stdout, " (comparer %s)\n", comparer)
+	}
 	if bad > 0 {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// formatSeqs renders the sequence numbers of a table's entries as
+// SMALLEST-LARGEST, or "unknown" for a table recorded with LevelDB's
+// new-file tag 7, which records none (manifest.FileMetadata.SeqsUnknown).
+func formatSeqs(m *manifest.FileMetadata) string {
+	if m.SeqsUnknown {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d-%d", m.SmallestSeq, m.LargestSeq)
 }
 
 // printEdit prints the fields of e that are set, one per line.
@@ -117,7 +141,7 @@ func printEdit(w io.Writer, e *manifest.VersionEdit, bf byteFormat) {
 // RANGEDEL (formatBound); rangedels=N, as manifest.FileMetadata.String
 // writes it, counts its range tombstones.
 func formatMeta(m *manifest.FileMetadata, bf byteFormat) string {
-	s := fmt.Sprintf("%06d size=%d seqs=%d-%d [%s .. %s]", m.FileNum, m.Size, m.SmallestSeq, m.LargestSeq,
+	s := fmt.Sprintf("%06d size=%d seqs=%s [%s .. %s]", m.FileNum, m.Size, formatSeqs(m),
 		bf.formatBound(m.Smallest), bf.formatBound(m.Largest))
 	if m.RangeDels > 0 {
 		s += fmt.Sprintf(" rangedels=%d", m.RangeDels)

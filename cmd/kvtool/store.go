@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -104,6 +105,27 @@ type storeState struct {
 	// problems are what is wrong with the MANIFEST; the version is built
 	// from the edits that could be read and applied.
 	problems []error
+}
+
+// Comparer names a MANIFEST records: each tells the store's format, as
+// db.DB.Format does (db.Options.Format).
+const (
+	// comparerName is the comparer of every bloomkv-format store.
+	comparerName = "bloomkv.BytewiseComparator"
+	// levelDBComparerName is LevelDB's and goleveldb's bytewise comparer,
+	// the same order: a store that records it is in LevelDB's format
+	// (tables NNNNNN.ldb of LevelDB's table format, MANIFEST records of
+	// LevelDB's new-file tag 7, logs of batches alone).
+	levelDBComparerName = "leveldb.BytewiseComparator"
+)
+
+// format returns the store's format, told by its comparer: a MANIFEST
+// that names none is bloomkv's, as db takes it.
+func (st *storeState) format() db.Format {
+	if st.comparer == levelDBComparerName {
+		return db.FormatLevelDB
+	}
+	return db.FormatBloomKV
 }
 
 // loadState reads dir's CURRENT and MANIFEST and builds the current version.

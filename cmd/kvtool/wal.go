@@ -28,7 +28,10 @@ and what opening the store drops) is reported and gives exit status 1.
 A file that is not a log is refused with exit status 1, saying what it
 is: a table, a MANIFEST, a CURRENT, or, unless it is named *.log (then it
 is a damaged log), a file with no intact record of the log format. An
-empty log (what a crash right after its creation leaves) is no error.`)
+empty log (what a crash right after its creation leaves) is no error.
+The logs of a LevelDB-format store (LevelDB's, goleveldb's, or bloomkv's
+with db.Options.Format = FormatLevelDB) hold batches alone: none of the
+header and end records bloomkv writes at a memtable switch.`)
 	hexOut := f.Bool("hex", false, "print keys and values as hex")
 	maxLen := f.Int("max_len", 32, "abbreviate keys and values longer than this many bytes (0: print whole)")
 	countsOnly := f.Bool("counts_only", false, "print one line per record, without its writes")
