@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,13 +73,17 @@ type TraceStep struct {
 	// Level and FileNum name the table (Level is -1 for a memtable).
 	Level   int    `json:"level"`
 	FileNum uint64 `json:"file,omitempty"`
+	// FileName is the table's file name: NNNNNN.sst, or NNNNNN.ldb for a
+	// table of LevelDB's naming.
+	FileName string `json:"file_name,omitempty"`
 	// Smallest and Largest are the table's user-key range.
 	Smallest []byte `json:"smallest,omitempty"`
 	Largest  []byte `json:"largest,omitempty"`
 	// Outcome is one of the Outcome constants.
 	Outcome string `json:"outcome"`
 	// FilterPolicy and FilterBitsPerKey describe the table's filter when
-	// the lookup asked it ("" when the table has none it can use);
+	// the lookup asked it ("" when the table has none it can use; bits per
+	// key 0 when the table does not record them, as LevelDB's do not);
 	// FilterMayContain is its answer.
 	FilterPolicy     string  `json:"filter_policy,omitempty"`
 	FilterBitsPerKey float64 `json:"filter_bits_per_key,omitempty"`
@@ -182,7 +187,7 @@ func (d *DB) explainGet(key []byte, ro *ReadOptions, tr *LookupTrace) ([]byte, e
 		}
 		for _, f := range files {
 			t0 := time.Now()
-			st := TraceStep{Where: "table", Level: level, FileNum: f.FileNum,
+			st := TraceStep{Where: "table", Level: level, FileNum: f.FileNum, FileName: d.tableBaseName(f.FileNum),
 				Smallest: base.UserKey(f.Smallest), Largest: base.UserKey(f.Largest)}
 			v, done, err := d.explainTable(level, f, key, seek, del, &st, answer)
 			st.Elapsed = time.Since(t0)
@@ -276,7 +281,7 @@ func (t *LookupTrace) String() string {
 			fmt.Fprintf(&b, "  %-18s %s\n", s.Where, s.Outcome)
 			continue
 		}
-		fmt.Fprintf(&b, "  L%d  %06d.sst   ", s.Level, s.FileNum)
+		fmt.Fprintf(&b, "  L%d  %s   ", s.Level, stepFileName(s.FileName, s.FileNum))
 		switch s.Outcome {
 		case OutcomeOutsideRange:
 			fmt.Fprintf(&b, "outside [%q, %q]", s.Smallest, s.Largest)
@@ -288,7 +293,11 @@ func (t *LookupTrace) String() string {
 				if s.FilterMayContain {
 					ans = "maybe"
 				}
-				fmt.Fprintf(&b, "filter %s %.1f bits/key: %s", s.FilterPolicy, s.FilterBitsPerKey, ans)
+				if s.FilterBitsPerKey > 0 {
+					fmt.Fprintf(&b, "filter %s %.1f bits/key: %s", s.FilterPolicy, s.FilterBitsPerKey, ans)
+				} else {
+					fmt.Fprintf(&b, "filter %s: %s", s.FilterPolicy, ans)
+				}
 			} else {
 				b.WriteString("no filter")
 			}
@@ -389,6 +398,7 @@ type SeekStep struct {
 	Where    string `json:"where"`
 	Level    int    `json:"level"`
 	FileNum  uint64 `json:"file,omitempty"`
+	FileName string `json:"file_name,omitempty"`
 	Smallest []byte `json:"smallest,omitempty"`
 	Largest  []byte `json:"largest,omitempty"`
 	Outcome  string `json:"outcome"`
@@ -481,7 +491,7 @@ func (d *DB) traceSeek(it *Iterator, key []byte, tr *SeekTrace) error {
 			if level > 0 && (landed || bytes.Compare(base.UserKey(f.Largest), target) < 0) {
 				continue
 			}
-			st := SeekStep{Where: "table", Level: level, FileNum: f.FileNum,
+			st := SeekStep{Where: "table", Level: level, FileNum: f.FileNum, FileName: d.tableBaseName(f.FileNum),
 				Smallest: base.UserKey(f.Smallest), Largest: base.UserKey(f.Largest)}
 			r, err := d.tables.get(f)
 			if err != nil {
@@ -539,7 +549,7 @@ func (t *SeekTrace) String() string {
 		if s.Level < 0 {
 			fmt.Fprintf(&b, "  %-18s ", s.Where)
 		} else {
-			fmt.Fprintf(&b, "  L%d  %06d.sst   ", s.Level, s.FileNum)
+			fmt.Fprintf(&b, "  L%d  %s   ", s.Level, stepFileName(s.FileName, s.FileNum))
 		}
 		if s.Outcome != SeekLanded {
 			b.WriteString(s.Outcome + "\n")
@@ -557,4 +567,16 @@ func (t *SeekTrace) String() string {
 		}
 	}
 	return b.String()
+}
+
+// tableBaseName returns the file name of table num, as tablePath finds it.
+func (d *DB) tableBaseName(num uint64) string { return filepath.Base(d.tablePath(num)) }
+
+// stepFileName is a trace step's file name, or NNNNNN.sst for a trace
+// decoded from JSON written without one.
+func stepFileName(name string, num uint64) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("%06d.sst", num)
 }

@@ -235,3 +235,31 @@ func TestOpenRefusesUnsupportedCompression(t *testing.T) {
 		t.Fatal("the refused Open changed the directory")
 	}
 }
+
+// TestExplainLevelDBTables: a lookup's trace on a LevelDB store names its
+// tables by their files (.ldb) and its LevelDB filters without a made-up
+// bits per key.
+func TestExplainLevelDBTables(t *testing.T) {
+	d, err := Open(copyFixture(t, "testdata/leveldb/cpp"), &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, tr, err := d.ExplainGet([]byte(ldbcompat.Absent(1)[0]), nil)
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	tables := 0
+	for _, s := range tr.Steps {
+		if s.Where == "table" {
+			tables++
+			if !strings.HasSuffix(s.FileName, ".ldb") {
+				t.Fatalf("step names %q", s.FileName)
+			}
+		}
+	}
+	text := tr.String()
+	if tables == 0 || !strings.Contains(text, ".ldb") || strings.Contains(text, "0.0 bits/key") || !strings.Contains(text, "leveldb.BuiltinBloomFilter2") {
+		t.Fatalf("trace:\n%s", text)
+	}
+}
