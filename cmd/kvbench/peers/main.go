@@ -21,7 +21,7 @@
 //	fillrandom   fresh store, --num writes of random keys of [0, --num)
 //	overwrite    --num more random writes on the same store
 //	compact      the whole key range (DB.CompactRange / CompactRange / Compact), when --compact
-//	(close the store, measure its files, reopen it)
+//	(close the store, open and close it, measure its files, reopen it)
 //	readrandom   --reads gets of random keys
 //	readmissing  --reads gets of absent keys (a real key with its last byte dropped)
 //	readhot      --reads gets of random keys of the first 1% of the range
@@ -68,8 +68,10 @@
 // agree; the program says so when they do not (readwhilewriting excepted:
 // what its readers find depends on how far the writer got).
 //
-// After the load (the writes and the compaction, the store closed) the
-// program measures each store's files: all of them, and the tables.
+// After the load (the writes and the compaction; the store closed, opened
+// and closed again, since goleveldb removes obsolete tables and Pebble old
+// logs only at an open) the program measures each store's files: all of
+// them, the tables and the logs.
 //
 // --existing_db DIR runs the read-only benchmarks (readrandom,
 // readmissing, readhot, readzipf, seekrandom, readseq and the scans) on
@@ -106,6 +108,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -146,6 +149,11 @@ type config struct {
 	keepStores bool
 	// jsonPath is where --json writes the results ("": nowhere).
 	jsonPath string
+	// cpuProfile is where --cpuprofile writes a CPU profile ("": none),
+	// from the first benchmark chosen by --benchmarks to the end of the
+	// run (beginProfile).
+	cpuProfile string
+	profiling  bool
 
 	// Derived by run.
 	benchList []string // the benchmarks chosen (nil: all)
@@ -188,6 +196,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.zipfS, "zipf_s", c.zipfS, "readzipf: the Zipf exponent (> 1; larger is more skewed)")
 	fs.StringVar(&c.existingDB, "existing_db", "", "run the read-only benchmarks on this existing LevelDB-format store (each engine on a private copy; see the package comment); --num must be the store's")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from the start of the first benchmark --benchmarks lists (a load it needs but does not list is left out) to the end of the run; C++ engines show as cgo calls. Best with one engine")
 }
 
 // benchNames are the benchmarks in run and report order.
@@ -262,7 +271,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "peers: unexpected argument %q\n", fs.Arg(0))
 		os.Exit(2)
 	}
-	if err := run(cfg, os.Stdout, os.Stderr); err != nil {
+	err := run(cfg, os.Stdout, os.Stderr)
+	if cfg.profiling {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "peers: %v\n", err)
 		os.Exit(1)
 	}
@@ -479,7 +492,7 @@ func printDisk(out io.Writer, cfg *config, names []string, last map[string]engin
 	if cfg.doCompact {
 		what += ", compaction"
 	}
-	fmt.Fprintf(out, "\non disk after the load (%s; the store closed), last round:\n\n", what)
+	fmt.Fprintf(out, "\non disk after the load (%s; the store closed, opened and closed again, so that every engine has removed the files it no longer needs), last round:\n\n", what)
 	rows := [][]string{{"engine", "all files MB", "tables MB", "tables", "WAL MB", names[0] + "/engine (all files)"}}
 	base := last[names[0]].disk
 	for _, n := range names {
@@ -700,6 +713,25 @@ func thousands(v float64) string {
 	return b.String()
 }
 
+// beginProfile starts --cpuprofile's profile before benchmark b if b is
+// one --benchmarks lists (any, when it lists none) and the profile has not
+// started yet.
+func (cfg *config) beginProfile(b string) {
+	if cfg.cpuProfile == "" || cfg.profiling || cfg.benchList != nil && !slices.Contains(cfg.benchList, b) {
+		return
+	}
+	f, err := os.Create(cfg.cpuProfile)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "peers: --cpuprofile: %v (no profile)\n", err)
+		cfg.cpuProfile = ""
+		return
+	}
+	cfg.profiling = true
+}
+
 // runEngine runs the whole sequence on one engine in dir.
 func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, error) {
 	open := engines[name]
@@ -721,6 +753,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		if v, ok := e.(versioned); ok {
 			r.version = v.Version()
 		}
+		cfg.beginProfile("fillseq")
 		m, err := fill(e, cfg, newRand(cfg, 1), false)
 		if cerr := e.Close(); err == nil {
 			err = cerr
@@ -746,6 +779,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		if b == "overwrite" && !ran(cfg, b) {
 			continue
 		}
+		cfg.beginProfile(b)
 		m, err := fill(e, cfg, newRand(cfg, map[string]uint64{"fillrandom": 2, "overwrite": 3}[b]), true)
 		if err != nil {
 			e.Close()
@@ -754,12 +788,23 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		step(b, m)
 	}
 	if cfg.doCompact {
+		cfg.beginProfile("compact")
 		t0 := time.Now()
 		if err := e.Compact(); err != nil {
 			e.Close()
 			return r, fmt.Errorf("compact: %w", err)
 		}
 		step("compact", measurement{ops: 1, elapsed: time.Since(t0)})
+	}
+	if err := e.Close(); err != nil {
+		return r, err
+	}
+	// The files are measured after one more open and close: goleveldb
+	// removes the tables a compaction made obsolete, and Pebble its old
+	// logs, only when the store is opened again.
+	e, err = open(dir, cfg.settings)
+	if err != nil {
+		return r, fmt.Errorf("reopen: %w", err)
 	}
 	if err := e.Close(); err != nil {
 		return r, err
@@ -778,6 +823,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		return r, err
 	}
 	if ran(cfg, "readwhilewriting") {
+		cfg.beginProfile("readwhilewriting")
 		m, err := readWhileWriting(e, cfg)
 		if err != nil {
 			e.Close()
@@ -816,6 +862,7 @@ func runReads(e Engine, cfg *config, step func(string, measurement)) error {
 		if !ran(cfg, r.name) {
 			continue
 		}
+		cfg.beginProfile(r.name)
 		m, err := counted(e, func() (measurement, error) { return r.run(e, cfg, newRand(cfg, r.stream)) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
