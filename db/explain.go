@@ -270,8 +270,8 @@ func (t *LookupTrace) String() string {
 	if t.Err != "" {
 		outcome += ": " + t.Err
 	}
-	fmt.Fprintf(&b, "get %q  →  %s  (%s skipped by filter, %s, %s read from files, %s from the cache, %s)\n",
-		t.Key, outcome, plural(fno, "table"), plural(fp, "false positive"), plural(read, "data block"),
+	fmt.Fprintf(&b, "get %s  →  %s  (%s skipped by filter, %s, %s read from files, %s from the cache, %s)\n",
+		quoteKey(t.Key), outcome, plural(fno, "table"), plural(fp, "false positive"), plural(read, "data block"),
 		plural(cached, "data block"), roundDuration(t.Elapsed))
 	if t.RangeTombstoneSeq > 0 {
 		fmt.Fprintf(&b, "  range tombstone over the key at seq %d: older entries are deleted\n", t.RangeTombstoneSeq)
@@ -284,7 +284,7 @@ func (t *LookupTrace) String() string {
 		fmt.Fprintf(&b, "  L%d  %s   ", s.Level, stepFileName(s.FileName, s.FileNum))
 		switch s.Outcome {
 		case OutcomeOutsideRange:
-			fmt.Fprintf(&b, "outside [%q, %q]", s.Smallest, s.Largest)
+			fmt.Fprintf(&b, "outside [%s, %s]", quoteKey(s.Smallest), quoteKey(s.Largest))
 		case OutcomeOlderThanTombstone:
 			b.WriteString("every entry older than the range tombstone: skipped")
 		default:
@@ -414,10 +414,10 @@ type SeekStep struct {
 // tables are never read), which table of each level the seek landed in,
 // the first entry there and the data blocks read to find it (from the
 // block cache or the file), and the key the iterator's Seek returned. The
-// trace reads those blocks before the iterator's Seek (which then finds
-// them in the block cache), so they show the cache as the Seek met it.
-// Metrics count the iterator's filter checks, and the blocks once, as the
-// trace read them.
+// trace looks at those blocks before the iterator's Seek without counting
+// them or filling the block cache, so it shows the cache as the Seek met
+// it, and Metrics count exactly what a plain Seek counts: its filter
+// checks, cache lookups and block reads.
 func (d *DB) ExplainSeek(key []byte, ro *ReadOptions) (*SeekTrace, error) {
 	tr := &SeekTrace{Key: bytes.Clone(key)}
 	if ro != nil {
@@ -526,7 +526,7 @@ func (t *SeekTrace) String() string {
 	var b strings.Builder
 	result := "end of the range"
 	if t.Found {
-		result = fmt.Sprintf("%q", t.Result)
+		result = quoteKey(t.Result)
 	}
 	if t.Err != "" {
 		result = "error: " + t.Err
@@ -539,9 +539,9 @@ func (t *SeekTrace) String() string {
 		r, c := countBlocks(s.Blocks)
 		read, cached = read+r, cached+c
 	}
-	fmt.Fprintf(&b, "seek %q", t.Key)
+	fmt.Fprintf(&b, "seek %s", quoteKey(t.Key))
 	if t.Lower != nil || t.Upper != nil {
-		fmt.Fprintf(&b, " in [%q, %q)", t.Lower, t.Upper)
+		fmt.Fprintf(&b, " in [%s, %s)", quoteKey(t.Lower), quoteBound(t.Upper))
 	}
 	fmt.Fprintf(&b, "  →  %s  (%s skipped by filter, %s read from files, %s from the cache, %s)\n",
 		result, plural(skipped, "table"), plural(read, "data block"), plural(cached, "data block"), roundDuration(t.Elapsed))
@@ -561,7 +561,7 @@ func (t *SeekTrace) String() string {
 			b.WriteString(" → ")
 		}
 		if s.First != nil {
-			fmt.Fprintf(&b, "first entry %q\n", s.First)
+			fmt.Fprintf(&b, "first entry %s\n", quoteKey(s.First))
 		} else {
 			b.WriteString("nothing at or after the key\n")
 		}
@@ -579,4 +579,25 @@ func stepFileName(name string, num uint64) string {
 		return name
 	}
 	return fmt.Sprintf("%06d.sst", num)
+}
+
+// maxQuotedKey is the most of a key a trace's text shows: keys may be up
+// to MaxKeySize (8 MiB), and a trace of such keys would be megabytes long.
+const maxQuotedKey = 64
+
+// quoteKey quotes k as %q does, cut to its first maxQuotedKey bytes with
+// its length named when longer.
+func quoteKey(k []byte) string {
+	if len(k) <= maxQuotedKey {
+		return fmt.Sprintf("%q", k)
+	}
+	return fmt.Sprintf("%q…(%d bytes)", k[:maxQuotedKey], len(k))
+}
+
+// quoteBound is quoteKey for an upper bound, nil meaning none.
+func quoteBound(k []byte) string {
+	if k == nil {
+		return "∞"
+	}
+	return quoteKey(k)
 }

@@ -480,16 +480,30 @@ func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
 // allocates nothing once evicted blocks are being recycled; the cache keeps
 // the block when it has room.
 func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
-	return r.readDataBlockTraced(h, nil)
+	return r.readDataBlockTraced(h, nil, readUser)
 }
 
+// readKind says how a data block read counts in ReadStats.
+type readKind uint8
+
+const (
+	readUser    readKind = iota // a user read: counted, through the cache
+	readOnePass                 // a compaction's read: counted apart, no cache
+	readQuiet                   // a trace's look: not counted, the cache not filled
+)
+
 // readDataBlockTraced is readDataBlock that, when tr is not nil, records
-// whether the block came from the cache and its decoded size.
-func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead) (*cache.Block, error) {
+// whether the block came from the cache and its decoded size. A readQuiet
+// read counts nothing and leaves the cache as it found it (bar the
+// recency of a block it finds there).
+func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind) (*cache.Block, error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
 		return nil, err
 	}
 	st := r.opts.Stats
+	if kind == readQuiet {
+		st = nil
+	}
 	c := r.opts.Cache
 	if c != nil {
 		if b, ok := c.Get(r.opts.FileID, h.offset); ok {
@@ -508,9 +522,9 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead) (*cache.Block
 	var b *cache.Block
 	var err error
 	if r.opts.Mapped != nil {
-		b, err = r.decodeMapped(h)
+		b, err = r.decodeMapped(h, kind)
 	} else {
-		b, err = r.readDecoded(h)
+		b, err = r.readDecoded(h, kind)
 	}
 	if err != nil {
 		return nil, err
@@ -518,7 +532,7 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead) (*cache.Block
 	if tr != nil {
 		tr.DecodedSize = len(b.Data())
 	}
-	if c != nil {
+	if c != nil && kind != readQuiet {
 		c.Set(r.opts.FileID, h.offset, b)
 	}
 	return b, nil
@@ -528,7 +542,7 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead) (*cache.Block
 // checks it and decodes it: an uncompressed block is returned in the
 // buffer it was read into, a compressed one is decompressed into a second
 // pooled block and the first is released.
-func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
+func (r *Reader) readDecoded(h blockHandle, kind readKind) (*cache.Block, error) {
 	n := int(h.size)
 	rb := cache.Alloc(n + BlockTrailerLen)
 	buf := rb.Data()
@@ -536,7 +550,7 @@ func (r *Reader) readDecoded(h blockHandle) (*cache.Block, error) {
 		rb.Release()
 		return nil, err
 	}
-	r.countRead(len(buf), false)
+	r.countRead(len(buf), kind)
 	if err := verifyStoredBlock(r.format, buf, h, r.opts.skipChecksums); err != nil {
 		rb.Release()
 		return nil, err
@@ -583,10 +597,10 @@ func decodeStoredToBlock(f Format, buf []byte, h blockHandle) (*cache.Block, err
 // only the functions that defer catchFault turn memory faults under the
 // mapping into errors. (A block being decoded when a fault strikes is
 // left to the garbage collector.)
-func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
+func (r *Reader) decodeMapped(h blockHandle, kind readKind) (b *cache.Block, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
-	stored := r.mappedBlock(h, false)
+	stored := r.mappedBlock(h, kind)
 	if err := verifyStoredBlock(r.format, stored, h, r.opts.skipChecksums); err != nil {
 		return nil, err
 	}
@@ -598,7 +612,7 @@ func (r *Reader) decodeMapped(h blockHandle) (b *cache.Block, err error) {
 func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(h, &err)
-	stored := r.mappedBlock(h, true)
+	stored := r.mappedBlock(h, readOnePass)
 	b, err = decodeStoredBlockTo(r.format, dst, stored, h, r.opts.skipChecksums)
 	if err == nil && Compression(stored[h.size]) == NoCompression {
 		b = append(dst[:0], b...)
@@ -607,21 +621,21 @@ func (r *Reader) decodeMappedTo(dst []byte, h blockHandle) (b []byte, err error)
 }
 
 // mappedBlock returns data block h and its trailer in the mapping, and
-// counts the read (as a one-pass read when onePass).
-func (r *Reader) mappedBlock(h blockHandle, onePass bool) []byte {
+// counts the read as kind says.
+func (r *Reader) mappedBlock(h blockHandle, kind readKind) []byte {
 	end := h.offset + h.size + BlockTrailerLen
 	stored := r.opts.Mapped[h.offset:end:end]
-	r.countRead(len(stored), onePass)
+	r.countRead(len(stored), kind)
 	return stored
 }
 
 // countRead counts a data block of n bytes (trailer included) read from
-// the file, as a one-pass (compaction) read when onePass.
-func (r *Reader) countRead(n int, onePass bool) {
+// the file, as kind says.
+func (r *Reader) countRead(n int, kind readKind) {
 	st := r.opts.Stats
 	switch {
-	case st == nil:
-	case onePass:
+	case st == nil || kind == readQuiet:
+	case kind == readOnePass:
 		st.CompactionBlocksRead.Add(1)
 		st.CompactionBlockBytesRead.Add(int64(n))
 	default:
@@ -667,7 +681,7 @@ func (r *Reader) readUncachedBlock(h blockHandle, rbuf, dbuf *[]byte) ([]byte, e
 		if err := r.readAt(buf, h.offset); err != nil {
 			return nil, err
 		}
-		r.countRead(n, true)
+		r.countRead(n, readOnePass)
 		b, err = decodeStoredBlockTo(r.format, *dbuf, buf, h, r.opts.skipChecksums)
 		if err != nil || Compression(buf[n-BlockTrailerLen]) == NoCompression {
 			return b, err // b aliases rbuf; dbuf is untouched
@@ -887,7 +901,7 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 		var b *cache.Block
 		if tr != nil {
 			tr.blocks = append(tr.blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-			b, err = r.readDataBlockTraced(h, &tr.blocks[len(tr.blocks)-1])
+			b, err = r.readDataBlockTraced(h, &tr.blocks[len(tr.blocks)-1], readUser)
 		} else {
 			b, err = r.readDataBlock(h)
 		}
@@ -1057,7 +1071,11 @@ func (r *Reader) Close() error {
 // SeekTraced finds the first entry whose internal key is >= seek, as an
 // iterator's SeekGE does, and reports the data blocks it read on the way
 // (the index is in memory): for tools that show a seek's path. ok is false
-// when the table holds no such entry. The returned key is a copy.
+// when the table holds no such entry. The returned key is a copy. Its
+// reads are looks: they count in no ReadStats and add nothing to the
+// block cache, so the seek a tool traces and then performs meets the
+// cache as it was and counts once (a block is reported Cached when the
+// cache held it).
 func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRead, err error) {
 	if r.closed {
 		return nil, false, nil, errClosed
@@ -1072,7 +1090,7 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 			return nil, false, blocks, err
 		}
 		blocks = append(blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1])
+		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet)
 		if err != nil {
 			return nil, false, blocks, err
 		}
