@@ -173,7 +173,11 @@ func expand(v *manifest.Version, level int, files []*manifest.FileMetadata) []*m
 // the grandparents used to split outputs.
 func setupOtherInputs(v *manifest.Version, o *Options, c *Compaction) {
 	smallest, largest := userRange(c.Inputs[0])
-	c.Inputs[1] = v.Overlaps(c.Level+1, smallest, largest)
+	// The output level's tables that share a boundary key with those
+	// (LevelDB's split keys) come too, as in LevelDB's AddBoundaryInputs:
+	// rewriting one of two would drop a tombstone whose older versions
+	// the other still holds, or leave those versions above newer ones.
+	c.Inputs[1] = expand(v, c.Level+1, v.Overlaps(c.Level+1, smallest, largest))
 	all0, all1 := userRange(c.Inputs[0], c.Inputs[1])
 	if c.Level+2 < NumLevels {
 		c.Grandparents = v.Overlaps(c.Level+2, all0, all1)
@@ -223,6 +227,11 @@ func PickRangeInPlace(v *manifest.Version, o *Options, level int, start, limit [
 	if len(run) == 0 {
 		return nil
 	}
+	// A run ending (or starting) inside a split key takes the neighbour
+	// too (see setupOtherInputs); a neighbour that is one of skip's
+	// outputs never shares a key with the run, as outputs are cut
+	// between user keys.
+	run = expand(v, level, run)
 	c := &Compaction{Level: level, Manual: true, InPlace: true}
 	c.Inputs[0] = run
 	if level+1 < NumLevels {

@@ -588,7 +588,17 @@ func (d *DB) flushLoop() {
 		if err == nil {
 			edit := &manifest.VersionEdit{}
 			edit.LogNumber, edit.HasLogNumber = d.logNum, true
-			edit.LastSequence, edit.HasLastSequence = d.seq, true
+			switch {
+			case d.vs.format != FormatLevelDB:
+				edit.LastSequence, edit.HasLastSequence = d.seq, true
+			case meta != nil:
+				// The last write in tables, not the last write: goleveldb
+				// skips, without a word, every logged batch older than
+				// the MANIFEST's last sequence, and the new log holds
+				// writes newer than the flushed memtable's. (Open takes
+				// the larger of this and what the logs hold.)
+				edit.LastSequence, edit.HasLastSequence = max(d.vs.lastSeq, meta.LargestSeq), true
+			}
 			if meta != nil {
 				edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: 0, Meta: meta})
 			}

@@ -19,23 +19,32 @@ type sbEntry struct {
 	val  string
 }
 
+// sbTable is one table of a store written by hand: its number, level and
+// entries in order.
+type sbTable struct {
+	num   uint64
+	level int
+	ents  []sbEntry
+}
+
 // writeSharedBoundaryStore writes, by hand, a store whose level 1 splits
 // the versions of "k" between tables 5 (k#20 "new") and 6 (k#15 "old"),
 // as LevelDB does when a snapshot kept both through a compaction, above a
 // level-2 table holding k#1. Its MANIFEST is LevelDB's (tag 7).
 func writeSharedBoundaryStore(t *testing.T, dir string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tables := []struct {
-		num   uint64
-		level int
-		ents  []sbEntry
-	}{
+	writeHandStore(t, dir, []sbTable{
 		{5, 1, []sbEntry{{"a", 10, base.KindSet, "a10"}, {"k", 20, base.KindSet, "new"}}},
 		{6, 1, []sbEntry{{"k", 15, base.KindSet, "old"}, {"m", 16, base.KindSet, "m16"}}},
 		{7, 2, []sbEntry{{"b", 2, base.KindSet, "b2"}, {"k", 1, base.KindSet, "oldest"}, {"z", 3, base.KindSet, "z3"}}},
+	})
+}
+
+// writeHandStore writes the tables and a LevelDB-encoded MANIFEST naming
+// them (last sequence 30, next file 10).
+func writeHandStore(t *testing.T, dir string, tables []sbTable) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	edit := &manifest.VersionEdit{
 		Comparer: levelDBComparerName, LogNumber: 0, HasLogNumber: true,
@@ -142,4 +151,53 @@ func (d *DB) readStateForTest() *readState {
 	ref := d.loadReadState()
 	defer ref.unref()
 	return ref.rs
+}
+
+// TestSharedBoundaryTombstone is the review's case: LevelDB split "m"
+// between two tables of the last level, the first ending with m's
+// tombstone (#30), the second starting with an older value (#19). A
+// compaction that takes the first table alone (a range compaction of its
+// other keys, in place or from the level above) used to drop the
+// tombstone, as nothing deeper holds "m", and bring the older value back.
+func TestSharedBoundaryTombstone(t *testing.T) {
+	stores := []sbTable{
+		{5, 2, []sbEntry{{"a0", 10, base.KindSet, "a0"}, {"a5", 11, base.KindSet, "a5"}, {"m", 30, base.KindDelete, ""}}},
+		{6, 2, []sbEntry{{"m", 19, base.KindSet, "old"}, {"z0", 12, base.KindSet, "z0"}}},
+	}
+	want := map[string]string{"a0": "a0", "a5": "a5", "z0": "z0"}
+	for _, how := range []string{"in place", "from the level above"} {
+		t.Run(how, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "db")
+			writeHandStore(t, dir, stores)
+			d, err := Open(dir, &Options{DisableAutomaticCompactions: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if _, err := d.Get([]byte("m"), nil); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("opened: Get(m) = %v", err)
+			}
+			if how == "from the level above" {
+				// A table in level 1 that overlaps table 5 only.
+				if err := d.Put([]byte("a3"), []byte("a3"), nil); err != nil {
+					t.Fatal(err)
+				}
+				want["a3"] = "a3"
+				if err := d.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.CompactRange([]byte("a"), []byte("b")); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := d.Get([]byte("m"), nil); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("after CompactRange(a, b): Get(m) = %q, %v; the deleted key came back", v, err)
+			}
+			checkFormatModel(t, d, want)
+			if err := d.CompactRange(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkFormatModel(t, d, want)
+		})
+	}
 }

@@ -160,3 +160,19 @@ func Diff(model, got map[string]string) string {
 	}
 	return sb.String()
 }
+
+// ChurnOps returns 20,000 overwrites and deletions of 5,000 keys: with a
+// 64 KiB write buffer the store flushes many times while writes go on,
+// and closes with recent writes only in its logs.
+func ChurnOps() []Op {
+	ops := make([]Op, 0, 20000)
+	for i := 0; i < 20000; i++ {
+		k := fmt.Sprintf("churn%05d", (i*7919)%5000)
+		if i%9 == 4 {
+			ops = append(ops, Op{Key: k, Delete: true})
+		} else {
+			ops = append(ops, Op{Key: k, Value: Value(6, i)})
+		}
+	}
+	return ops
+}

@@ -17,4 +17,4 @@ else
 	echo "roundtrip.sh: libleveldb-dev or g++ missing: checking with goleveldb only" >&2
 fi
 cd "$here/goleveldb"
-go run . roundtrip $dump "$root/db/testdata/leveldb/cpp" "$root/db/testdata/leveldb/goleveldb" new
+go run . roundtrip $dump "$root/db/testdata/leveldb/cpp" "$root/db/testdata/leveldb/goleveldb" new churn
