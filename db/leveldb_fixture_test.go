@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/ldbcompat"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // leveldbFixtures are the stores LevelDB 1.23 and goleveldb wrote
@@ -195,44 +196,90 @@ func TestLevelDBFixtureWriteReopen(t *testing.T) {
 	}
 }
 
-// TestOpenRefusesUnsupportedCompression: a LevelDB store with a table
-// whose blocks use a compression bloomkv does not read (zstd, type 2, as
-// later LevelDB releases write) is refused with ErrUnsupportedCompression
-// before anything in its directory changes, read-write or read-only.
-func TestOpenRefusesUnsupportedCompression(t *testing.T) {
-	dir := copyFixture(t, "testdata/leveldb/cpp")
-	name := filepath.Join(dir, "000036.ldb")
+// setZstd sets the trailer of the block of the table file at name that
+// lies at [off, off+size) to compression type 2 (zstd, as LevelDB releases
+// after 1.23 write it) with a checksum that matches.
+func setZstd(t *testing.T, name string, off, size uint64) {
+	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The footer's second handle is the index block's; set its trailer's
-	// type to 2 with a checksum that matches, as a zstd writer would.
-	footer := b[len(b)-48:]
-	_, n1 := binary.Uvarint(footer)
-	_, n2 := binary.Uvarint(footer[n1:])
-	off, n3 := binary.Uvarint(footer[n1+n2:])
-	size, n4 := binary.Uvarint(footer[n1+n2+n3:])
-	if n1 <= 0 || n2 <= 0 || n3 <= 0 || n4 <= 0 || off+size+5 > uint64(len(b)) {
-		t.Fatal("cannot parse the fixture's footer")
+	end := off + size
+	if end+5 > uint64(len(b)) {
+		t.Fatalf("block [%d, %d) past the file's %d bytes", off, end, len(b))
 	}
-	blockEnd := off + size
-	b[blockEnd] = 2
-	crc := crc32.Update(crc32.Checksum(b[off:blockEnd], crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), b[blockEnd:blockEnd+1])
-	binary.LittleEndian.PutUint32(b[blockEnd+1:], (crc>>15|crc<<17)+0xa282ead8)
+	b[end] = 2
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	crc := crc32.Update(crc32.Checksum(b[off:end], tab), tab, b[end:end+1])
+	binary.LittleEndian.PutUint32(b[end+1:], (crc>>15|crc<<17)+0xa282ead8)
 	if err := os.WriteFile(name, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := dirState(t, dir)
-	for _, ro := range []bool{false, true} {
-		_, err := Open(dir, &Options{ReadOnly: ro})
-		if !errors.Is(err, ErrUnsupportedCompression) || !strings.Contains(err.Error(), "000036") {
-			t.Fatalf("read-only %v: Open = %v, want ErrUnsupportedCompression naming the table", ro, err)
-		}
-		t.Logf("read-only %v: %v", ro, err)
+}
+
+// tableLayout returns the layout of the table file at name.
+func tableLayout(t *testing.T, name string) *sstable.Layout {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !sameDirState(before, dirState(t, dir)) {
-		t.Fatal("the refused Open changed the directory")
+	defer f.Close()
+	fi, _ := f.Stat()
+	r, err := sstable.NewReader(f, fi.Size(), sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := r.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestOpenRefusesUnsupportedCompression: a LevelDB store with a table
+// whose blocks use a compression bloomkv does not read (zstd, type 2, as
+// later LevelDB releases write) is refused with ErrUnsupportedCompression
+// before anything in its directory changes: read-write, read-only, and
+// when asked to convert the store. The zstd block is the index of a
+// snappy table (000036), or a data block of a table stored raw (000042,
+// written without compression: its index says nothing), which the review
+// found opened, the store rewritten, and the reads failing after.
+func TestOpenRefusesUnsupportedCompression(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		table string
+		patch func(t *testing.T, name string)
+	}{
+		{"index block", "000036", func(t *testing.T, name string) {
+			l := tableLayout(t, name)
+			setZstd(t, name, l.Index.Offset, l.Index.Size)
+		}},
+		{"data block of a raw table", "000042", func(t *testing.T, name string) {
+			l := tableLayout(t, name)
+			if l.Data[0].Compression != sstable.NoCompression {
+				t.Fatalf("table 000042's first block is stored %v, not raw", l.Data[0].Compression)
+			}
+			last := l.Data[len(l.Data)-1]
+			setZstd(t, name, last.Offset, last.Size)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyFixture(t, "testdata/leveldb/cpp")
+			tc.patch(t, filepath.Join(dir, tc.table+".ldb"))
+			before := dirState(t, dir)
+			for _, o := range []Options{{}, {ReadOnly: true}, {Format: FormatBloomKV}} {
+				_, err := Open(dir, &o)
+				if !errors.Is(err, ErrUnsupportedCompression) || !strings.Contains(err.Error(), tc.table) || !strings.Contains(err.Error(), "zstd") {
+					t.Fatalf("%+v: Open = %v, want ErrUnsupportedCompression naming the table and zstd", o, err)
+				}
+				if !sameDirState(before, dirState(t, dir)) {
+					t.Fatalf("%+v: the refused Open changed the directory", o)
+				}
+			}
+		})
 	}
 }
 

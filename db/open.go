@@ -99,12 +99,14 @@ func (d *DB) open() (err error) {
 			d.vs.format = FormatLevelDB
 		}
 	}
-	converting, err := d.settleFormat()
-	if err != nil {
-		return err
-	}
+	// The tables are checked in the store's own format, before Open
+	// converts it (settleFormat): a conversion changes the MANIFEST.
 	d.noteTableNames(names)
 	if err := d.checkLevelDBTables(); err != nil {
+		return err
+	}
+	converting, err := d.settleFormat()
+	if err != nil {
 		return err
 	}
 
@@ -522,13 +524,13 @@ func (d *DB) settleFormat() (converting bool, err error) {
 // FormatLevelDB (see Options.Format).
 func (d *DB) Format() Format { return d.vs.format }
 
-// checkLevelDBTables opens every table of a store that holds LevelDB
-// tables (a LevelDB-format store, or one converted from it) and refuses the
-// store, before Open changes anything, if a table uses a block compression
-// bloomkv does not read (LevelDB's later zstd, say): LevelDB compresses a
-// table's index block as its data blocks, so the index tells. Other
-// failures to open a table are left to the reads that need it, as in any
-// store.
+// checkLevelDBTables opens every table of a LevelDB-format store (before
+// any conversion) and refuses the store, before Open changes anything, if
+// a table uses a block compression bloomkv does not read (LevelDB's later
+// zstd, say): sstable.Reader.CheckCompression, which reads one byte per
+// data block of the tables whose index block is stored raw (all of them
+// in a store written without compression). Other failures to open a
+// table are left to the reads that need it, as in any store.
 func (d *DB) checkLevelDBTables() error {
 	if d.vs.format != FormatLevelDB {
 		return nil
@@ -559,5 +561,9 @@ func (d *DB) probeTable(num uint64) error {
 	if err != nil {
 		return err
 	}
-	return r.Close()
+	err = r.CheckCompression()
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -77,11 +77,11 @@ func (d *DB) openReadOnly() (err error) {
 	if err := checkLiveFiles(names, d.vs); err != nil {
 		return err
 	}
-	if _, err := d.settleFormat(); err != nil {
-		return err
-	}
 	d.noteTableNames(names)
 	if err := d.checkLevelDBTables(); err != nil {
+		return err
+	}
+	if _, err := d.settleFormat(); err != nil {
 		return err
 	}
 	logs := d.logsToReplay(names)

@@ -90,8 +90,9 @@ type Reader struct {
 	rangeData   []byte
 	rangePolicy filter.RangePolicy // nil: no usable range filter
 
-	dataEnd uint64 // data blocks lie in [0, dataEnd)
-	closed  bool
+	dataEnd     uint64      // data blocks lie in [0, dataEnd)
+	indexStored Compression // how the index block is stored
+	closed      bool
 }
 
 // errClosed is returned by calls on a closed Reader.
@@ -120,6 +121,11 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 	if r.index, err = r.readBlock(ft.index); err != nil {
 		return nil, err
 	}
+	var typ [1]byte
+	if err := r.readAt(typ[:], ft.index.offset+ft.index.size); err != nil {
+		return nil, err
+	}
+	r.indexStored = Compression(typ[0])
 	metaindex, err := r.readBlock(ft.metaindex)
 	if err != nil {
 		return nil, err
@@ -1110,4 +1116,42 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 		}
 	}
 	return nil, false, blocks, idx.Error()
+}
+
+// CheckCompression reports, with an error wrapping
+// ErrUnsupportedCompression, a table whose data blocks use a compression
+// this package does not decode (such as the zstd of LevelDB releases after
+// 1.23), before any read of them fails. A table's writer compresses every
+// block with one type, storing a block raw where compressing saves too
+// little, so an index block stored compressed (with a type NewReader
+// accepted) answers for the whole table; when the index is stored raw,
+// CheckCompression reads the type byte of every data block's trailer.
+func (r *Reader) CheckCompression() error {
+	if r.closed {
+		return errClosed
+	}
+	if r.indexStored != NoCompression {
+		return nil
+	}
+	var it blockIter
+	if err := it.init(false, r.index); err != nil {
+		return err
+	}
+	var typ [1]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		h, _, err := decodeHandle(it.Value())
+		if err != nil {
+			return err
+		}
+		if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
+			return err
+		}
+		if err := r.readAt(typ[:], h.offset+h.size); err != nil {
+			return err
+		}
+		if c := Compression(typ[0]); c != NoCompression && c != SnappyCompression {
+			return compressionError(r.format, typ[0], h)
+		}
+	}
+	return it.Error()
 }
