@@ -154,6 +154,8 @@ type config struct {
 	// run (beginProfile).
 	cpuProfile string
 	profiling  bool
+	// cpuStart is the process's CPU time when the benchmark running began.
+	cpuStart time.Duration
 
 	// Derived by run.
 	benchList []string // the benchmarks chosen (nil: all)
@@ -225,6 +227,19 @@ type measurement struct {
 	lat          *latencies
 	writes       int64
 	writeElapsed time.Duration
+	// cpu is the CPU time the whole process used meanwhile (all threads:
+	// background flushes and compactions, the C++ engines' threads, and
+	// readwhilewriting's writer). On a shared machine it varies less than
+	// the elapsed time.
+	cpu time.Duration
+}
+
+// cpuPerOp is the process's CPU time per operation.
+func (m measurement) cpuPerOp() time.Duration {
+	if m.ops <= 0 {
+		return 0
+	}
+	return m.cpu / time.Duration(m.ops)
 }
 
 func (m measurement) opsPerSec() float64 {
@@ -664,6 +679,44 @@ func printTable(out io.Writer, cfg *config, names []string, res map[string]map[s
 	for _, n := range notes {
 		fmt.Fprintln(out, n)
 	}
+	printCPU(out, cfg, names, res)
+}
+
+// printCPU prints the CPU time per operation of the median rounds, and
+// each peer's over the first engine's.
+func printCPU(out io.Writer, cfg *config, names []string, res map[string]map[string][]measurement) {
+	if processCPU() == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nCPU per operation (median round): µs of CPU, user and system, of the whole process per operation, every thread counted (background flushes and compactions, the C++ engines' threads, readwhilewriting's writer: per Get); compact: CPU seconds. peer/%s above 1 means %[1]s used less:\n\n", names[0])
+	head := []string{"benchmark"}
+	for _, n := range names {
+		head = append(head, n)
+	}
+	for _, n := range names[1:] {
+		head = append(head, n+"/"+names[0])
+	}
+	rows := [][]string{head}
+	for _, b := range benchNames {
+		if !ran(cfg, b) {
+			continue
+		}
+		row := []string{b}
+		for _, n := range names {
+			m := median(res[n][b])
+			if b == "compact" {
+				row = append(row, fmt.Sprintf("%.2f s", m.cpu.Seconds()))
+			} else {
+				row = append(row, fmt.Sprintf("%.2f", us(m.cpuPerOp())))
+			}
+		}
+		base := median(res[names[0]][b]).cpuPerOp()
+		for _, n := range names[1:] {
+			row = append(row, fmt.Sprintf("%.2fx", float64(median(res[n][b]).cpuPerOp())/float64(max(base, 1))))
+		}
+		rows = append(rows, row)
+	}
+	writeMarkdownTable(out, rows)
 }
 
 func writeMarkdownTable(out io.Writer, rows [][]string) {
@@ -713,10 +766,12 @@ func thousands(v float64) string {
 	return b.String()
 }
 
-// beginProfile starts --cpuprofile's profile before benchmark b if b is
-// one --benchmarks lists (any, when it lists none) and the profile has not
+// begin is called before each benchmark b: it notes the process's CPU
+// time (see cpuSince), and starts --cpuprofile's profile if b is one
+// --benchmarks lists (any, when it lists none) and the profile has not
 // started yet.
-func (cfg *config) beginProfile(b string) {
+func (cfg *config) begin(b string) {
+	cfg.cpuStart = processCPU()
 	if cfg.cpuProfile == "" || cfg.profiling || cfg.benchList != nil && !slices.Contains(cfg.benchList, b) {
 		return
 	}
@@ -737,10 +792,11 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 	open := engines[name]
 	r := engineRun{ms: map[string]measurement{}}
 	step := func(b string, m measurement) {
+		m.cpu = processCPU() - cfg.cpuStart
 		if ran(cfg, b) {
 			r.ms[b] = m
 		}
-		fmt.Fprintf(errOut, "%-10s %-16s %10.0f ops/s  (%.1f s)\n", name, b, m.opsPerSec(), m.elapsed.Seconds())
+		fmt.Fprintf(errOut, "%-10s %-16s %10.0f ops/s  (%.1f s, CPU %.1f s)\n", name, b, m.opsPerSec(), m.elapsed.Seconds(), m.cpu.Seconds())
 	}
 
 	// fillseq on a store of its own.
@@ -753,7 +809,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		if v, ok := e.(versioned); ok {
 			r.version = v.Version()
 		}
-		cfg.beginProfile("fillseq")
+		cfg.begin("fillseq")
 		m, err := fill(e, cfg, newRand(cfg, 1), false)
 		if cerr := e.Close(); err == nil {
 			err = cerr
@@ -779,7 +835,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		if b == "overwrite" && !ran(cfg, b) {
 			continue
 		}
-		cfg.beginProfile(b)
+		cfg.begin(b)
 		m, err := fill(e, cfg, newRand(cfg, map[string]uint64{"fillrandom": 2, "overwrite": 3}[b]), true)
 		if err != nil {
 			e.Close()
@@ -788,7 +844,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		step(b, m)
 	}
 	if cfg.doCompact {
-		cfg.beginProfile("compact")
+		cfg.begin("compact")
 		t0 := time.Now()
 		if err := e.Compact(); err != nil {
 			e.Close()
@@ -823,7 +879,7 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		return r, err
 	}
 	if ran(cfg, "readwhilewriting") {
-		cfg.beginProfile("readwhilewriting")
+		cfg.begin("readwhilewriting")
 		m, err := readWhileWriting(e, cfg)
 		if err != nil {
 			e.Close()
@@ -862,7 +918,7 @@ func runReads(e Engine, cfg *config, step func(string, measurement)) error {
 		if !ran(cfg, r.name) {
 			continue
 		}
-		cfg.beginProfile(r.name)
+		cfg.begin(r.name)
 		m, err := counted(e, func() (measurement, error) { return r.run(e, cfg, newRand(cfg, r.stream)) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
@@ -890,8 +946,9 @@ func runExisting(cfg *config, name, dir string, errOut io.Writer) (engineRun, er
 	}
 	r.levels = e.Levels()
 	step := func(b string, m measurement) {
+		m.cpu = processCPU() - cfg.cpuStart
 		r.ms[b] = m
-		fmt.Fprintf(errOut, "%-10s %-16s %10.0f ops/s  (%.1f s)\n", name, b, m.opsPerSec(), m.elapsed.Seconds())
+		fmt.Fprintf(errOut, "%-10s %-16s %10.0f ops/s  (%.1f s, CPU %.1f s)\n", name, b, m.opsPerSec(), m.elapsed.Seconds(), m.cpu.Seconds())
 	}
 	if err := runReads(e, cfg, step); err != nil {
 		e.Close()

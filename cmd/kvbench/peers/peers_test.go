@@ -59,6 +59,7 @@ func checkEngines(t *testing.T, engines string) {
 		"scanempty: every engine found keys in 0 of 1000 scans",
 		"readzipf: every engine found ",
 		"readwhilewriting: found (it depends on the writer's progress): ",
+		"\nCPU per operation (median round): ",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in\n%s", want, s)
@@ -93,7 +94,9 @@ func checkEngines(t *testing.T, engines string) {
 			t.Errorf("json %s: disk after load %+v", e.Name, e.Disk)
 		}
 		var order []string
+		var cpu float64
 		for _, r := range e.Results {
+			cpu += r.CPUSeconds
 			order = append(order, r.Name)
 			if r.Ops <= 0 || r.OpsPerSec <= 0 || r.Ratio <= 0 || len(r.RoundsOpsPerSec) != 1 {
 				t.Errorf("json %s %s: %+v", e.Name, r.Name, r)
@@ -105,6 +108,9 @@ func checkEngines(t *testing.T, engines string) {
 				continue
 			}
 			checkLatency(t, e.Name, r)
+		}
+		if processCPU() > 0 && cpu <= 0 {
+			t.Errorf("json %s: no CPU time", e.Name)
 		}
 		if !slices.Equal(order, rep.Config.Benchmarks) {
 			t.Errorf("json %s results %v, want %v", e.Name, order, rep.Config.Benchmarks)

@@ -66,6 +66,10 @@ type jsonResult struct {
 	// base is faster), as in the table.
 	Ratio           float64   `json:"base_ratio"`
 	RoundsOpsPerSec []float64 `json:"rounds_ops_per_sec"`
+	// CPU time of the whole process meanwhile (every thread), and per
+	// operation.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	CPUUsPerOp float64 `json:"cpu_us_per_op"`
 	// The scans: entries returned, and what the engine read from its
 	// table files (-1: not counted).
 	Keys    int   `json:"keys,omitempty"`
@@ -122,6 +126,7 @@ func buildReport(cfg *config, names []string, res map[string]map[string][]measur
 				MBPerSec: float64(m.bytes) / 1048576 / max(m.elapsed.Seconds(), 1e-9),
 				Ratio:    ratio(res, rep.Config.Base, n, b),
 				Keys:     m.keys, Blocks: m.blocks, IOBytes: m.ioBytes,
+				CPUSeconds: m.cpu.Seconds(), CPUUsPerOp: us(m.cpuPerOp()),
 			}
 			for _, rm := range res[n][b] {
 				jr.RoundsOpsPerSec = append(jr.RoundsOpsPerSec, rm.opsPerSec())
