@@ -228,7 +228,7 @@ func TestLevelDBStores(t *testing.T) {
 			}
 			mustRun(t, 1, "get", dir, deleted)
 			out, _ = mustRun(t, 0, "explain", dir, live)
-			if !strings.Contains(out, "→  found") || !strings.Contains(out, "filter "+fx.policy+" ") {
+			if !strings.Contains(out, "→  found") || !strings.Contains(out, "filter "+fx.policy+":") {
 				t.Errorf("explain %s:\n%s", live, out)
 			}
 			for _, k := range []string{deleted, ldbcompat.Absent(1)[0]} {
