@@ -664,10 +664,9 @@ func run(cfg *config, out, errOut io.Writer) error {
 	if cfg.reportPath != "" {
 		// Before anything else: a page that cannot be written is known
 		// before the store is touched or a benchmark runs.
-		if page, err = newReportTarget(cfg.reportPath); err != nil {
+		if page, err = newReportTarget(cfg.reportPath, cfg.dbPath); err != nil {
 			return err
 		}
-		defer page.abort()
 	}
 	dir := cfg.dbPath
 	if dir == "" {

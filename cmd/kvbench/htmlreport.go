@@ -22,19 +22,24 @@ import (
 
 // reportTarget is --report's file. It is checked when the run starts and
 // written when the run ends: the page goes to a temporary file beside it,
-// which is then renamed over it. So a path that cannot be written fails
-// before any benchmark runs, and a run that fails leaves no half page (and
-// the page from an earlier run, if any, in place).
+// created only then, which is renamed over it. So a path that cannot be
+// written fails before any benchmark runs, a run that fails or is
+// interrupted (SIGINT, SIGTERM) leaves no half page and no temporary file
+// (and the page from an earlier run, if any, in place), and a link at the
+// path is replaced by the page, never written through.
 type reportTarget struct {
 	path string
-	tmp  *os.File
-	done bool
 }
 
-// newReportTarget checks that path can take the page and creates the
-// temporary file the page is written to. The errors name --report and
-// path, not the temporary file.
-func newReportTarget(path string) (*reportTarget, error) {
+// newReportTarget checks that path can take the page of a run whose
+// store is in dbDir ("" for a temporary directory): it must name a file
+// (not a directory, nor a file that may not be written) in a directory
+// that exists and can take a new file, and must not be in dbDir (kvbench
+// removes a store only when its directory holds nothing else, and a page
+// there would be found in the next run's way), be dbDir itself, or be a
+// link, symbolic or hard, to a file of dbDir's store. The errors name
+// --report and path.
+func newReportTarget(path, dbDir string) (*reportTarget, error) {
 	// fail names --report and path, and leaves out the *fs.PathError's
 	// own path, which is path or the temporary file.
 	fail := func(err error) (*reportTarget, error) {
@@ -47,33 +52,47 @@ func newReportTarget(path string) (*reportTarget, error) {
 	if path == "" || strings.HasSuffix(path, string(filepath.Separator)) {
 		return fail(errors.New("not a file name"))
 	}
+	if dbDir != "" {
+		if err := reportOutsideStore(path, dbDir); err != nil {
+			return fail(err)
+		}
+	}
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fail(err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		// The link is replaced, whatever it names; but not by a page where
+		// a directory was meant.
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return fail(errors.New("is a link to a directory"))
+		}
+	case st.IsDir():
+		return fail(errors.New("is a directory"))
+	case !st.Mode().IsRegular():
+		return fail(errors.New("not a regular file"))
 	default:
-		if st.Mode()&fs.ModeSymlink != 0 {
-			// Replace the file the link names, not the link.
-			if path, err = filepath.EvalSymlinks(path); err != nil {
-				return fail(err)
-			}
-			if st, err = os.Stat(path); err != nil {
-				return fail(err)
-			}
-		}
-		if st.IsDir() {
-			return fail(errors.New("is a directory"))
-		}
-		if !st.Mode().IsRegular() {
-			return fail(errors.New("not a regular file"))
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0) // may it be written? (not truncated yet)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0) // may it be written? (not truncated)
 		if err != nil {
 			return fail(err)
 		}
 		f.Close()
 	}
+	// May a file be made beside it? The temporary file of the page is
+	// made only when the page is written, at the end.
+	tmp, err := createReportTemp(path)
+	if err != nil {
+		return nil, err
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return &reportTarget{path: path}, nil
+}
+
+// createReportTemp creates the temporary file beside path that the page is
+// written to.
+func createReportTemp(path string) (*os.File, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		var pe *fs.PathError
@@ -82,18 +101,114 @@ func newReportTarget(path string) (*reportTarget, error) {
 		}
 		return nil, fmt.Errorf("--report %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
 	}
-	return &reportTarget{path: path, tmp: tmp}, nil
+	return tmp, nil
 }
 
-// write writes page to the target and puts it in place.
-func (t *reportTarget) write(page []byte) error {
-	t.done = true
-	name := t.tmp.Name()
-	_, err := t.tmp.Write(page)
-	if err == nil {
-		err = t.tmp.Chmod(0o644)
+// reportOutsideStore returns why path cannot take the page of a run whose
+// store is in dbDir, or nil: path is dbDir, or in it (at any depth, by
+// name or through links, whether dbDir exists yet or not), or a link,
+// symbolic or hard, to a file of dbDir (os.SameFile against each).
+func reportOutsideStore(path, dbDir string) error {
+	isDB := fmt.Errorf("is --db's directory, %s (write the page outside the store)", dbDir)
+	inDB := fmt.Errorf("is inside --db's directory, %s, which holds the store alone (write the page outside it)", dbDir)
+	linkTo := func(name string) error {
+		return fmt.Errorf("is a link to %s, a file of --db's store in %s (write the page outside the store)", name, dbDir)
 	}
-	if cerr := t.tmp.Close(); err == nil {
+	absPath, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	absDB, err := filepath.Abs(dbDir)
+	if err != nil {
+		return err
+	}
+	within := func(p string) bool {
+		rel, err := filepath.Rel(absDB, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	switch {
+	case absPath == absDB:
+		return isDB
+	case within(absPath):
+		return inDB
+	}
+	// A symbolic link (or a chain of them) whose target, existing or
+	// not, is in dbDir.
+	target := linkTarget(absPath)
+	db, dbErr := os.Stat(dbDir)
+	if target != absPath {
+		fi, err := os.Stat(filepath.Dir(target))
+		if within(target) || (err == nil && dbErr == nil && os.SameFile(fi, db)) {
+			return linkTo(filepath.Base(target))
+		}
+	}
+	if dbErr != nil || !db.IsDir() {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && os.SameFile(fi, db) {
+		return isDB
+	}
+	// Its directory, or one above, is dbDir through a link.
+	for dir := filepath.Dir(absPath); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(dir); err == nil && os.SameFile(fi, db) {
+			return inDB
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	// A hard link (or a link by another way) to one of dbDir's files.
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	entries, err := os.ReadDir(dbDir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if efi, err := os.Stat(filepath.Join(dbDir, e.Name())); err == nil && os.SameFile(fi, efi) {
+			return linkTo(e.Name())
+		}
+	}
+	return nil
+}
+
+// linkTarget follows the symbolic links from path, one at a time (at most
+// 40), and returns the last path reached: path itself when it is not a
+// link, the name a dangling link gives when its target does not exist.
+func linkTarget(path string) string {
+	target := path
+	for i := 0; i < 40; i++ {
+		fi, err := os.Lstat(target)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		dest, err := os.Readlink(target)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(target), dest)
+		}
+		target = dest
+	}
+	return target
+}
+
+// write writes page to a new temporary file beside the target and renames
+// it over the target's path.
+func (t *reportTarget) write(page []byte) error {
+	tmp, err := createReportTemp(t.path)
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(page)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
@@ -104,16 +219,6 @@ func (t *reportTarget) write(page []byte) error {
 		return fmt.Errorf("--report %s: %w", t.path, err)
 	}
 	return nil
-}
-
-// abort removes the temporary file, unless write has run.
-func (t *reportTarget) abort() {
-	if t == nil || t.done {
-		return
-	}
-	t.done = true
-	t.tmp.Close()
-	os.Remove(t.tmp.Name())
 }
 
 // flagValue is one flag of a run as the page lists it.

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"html"
 	"io"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,56 +342,248 @@ func TestReportBadPath(t *testing.T) {
 	}
 }
 
-// TestReportTarget: the page replaces an earlier one only when written;
-// an aborted run leaves the earlier page and no temporary file.
+// TestReportTarget: the page replaces an earlier one only when written,
+// and only then is a temporary file made (an interrupted run left an
+// empty one); a symbolic link at the path is replaced by the page, and
+// the file it named is left as it was.
 func TestReportTarget(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.html")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := newReportTarget(path)
+	rt, err := newReportTarget(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.abort()
-	rt.abort()
-	if b, _ := os.ReadFile(path); string(b) != "old" {
-		t.Errorf("abort changed the page: %q", b)
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("checking the path left files: %v", entries)
 	}
-	if rt, err = newReportTarget(path); err != nil {
-		t.Fatal(err)
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the check changed the page: %q", b)
 	}
 	if err := rt.write([]byte("new")); err != nil {
 		t.Fatal(err)
 	}
-	rt.abort() // after write: nothing
 	if b, _ := os.ReadFile(path); string(b) != "new" {
 		t.Errorf("write left %q", b)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
 		t.Errorf("page mode %v", st.Mode())
 	}
-	// Through a symbolic link: the file it names is replaced, the link kept.
+	// Through a symbolic link: the link is replaced, the file it named
+	// kept as it was.
 	link := filepath.Join(dir, "link.html")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if rt, err = newReportTarget(link); err != nil {
+	if rt, err = newReportTarget(link, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.write([]byte("via link")); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link was replaced: %v %v", st, err)
+	if st, err := os.Lstat(link); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("the link is still there: %v %v", st, err)
 	}
-	if b, _ := os.ReadFile(path); string(b) != "via link" {
-		t.Errorf("the linked page holds %q", b)
+	if b, _ := os.ReadFile(link); string(b) != "via link" {
+		t.Errorf("the page holds %q", b)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("the file the link named was written: %q", b)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("files left: %v", entries)
+	}
+}
+
+// makeStore runs kvbench to make a small store of a table in dir.
+func makeStore(t *testing.T, dir string) {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.num, cfg.benchmarks, cfg.dbPath, cfg.compare = 2000, "fillrandom,flush", dir, false
+	if err := run(cfg, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readDir returns every file of dir with its bytes.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// TestReportLinkIntoStore: a --report path that is a symbolic link to a
+// file of --db's store (its CURRENT, a table), a dangling link into the
+// store's directory, or a hard link to one of its files is refused before
+// the run, and the store is left as it was. (The page used to replace the
+// file the link named: a link to CURRENT made the store unopenable.)
+func TestReportLinkIntoStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	makeStore(t, db)
+	before := readDir(t, db)
+	var table string
+	for name := range before {
+		if strings.HasSuffix(name, ".sst") {
+			table = name
+		}
+	}
+	if table == "" {
+		t.Fatalf("no table in %v", before)
+	}
+	out := t.TempDir()
+	links := map[string]func(string) error{
+		"current.html": func(p string) error { return os.Symlink(filepath.Join(db, "CURRENT"), p) },
+		"table.html":   func(p string) error { return os.Symlink(filepath.Join(db, table), p) },
+		"rel.html":     func(p string) error { return os.Symlink(filepath.Join("..", "db", "CURRENT"), p) }, // from a sibling of db
+		"new.html":     func(p string) error { return os.Symlink(filepath.Join(db, "page.html"), p) },
+		"hard.html":    func(p string) error { return os.Link(filepath.Join(db, "CURRENT"), p) },
+	}
+	for name, mk := range links {
+		path := filepath.Join(out, name)
+		if name == "rel.html" {
+			sub := filepath.Join(filepath.Dir(db), "sub")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path = filepath.Join(sub, name)
+		}
+		if err := mk(path); err != nil {
+			t.Fatal(err)
+		}
+		for _, existing := range []bool{false, true} {
+			cfg := defaultConfig()
+			cfg.num, cfg.benchmarks, cfg.dbPath, cfg.reportPath, cfg.useExisting, cfg.compare = 100, "readrandom", db, path, existing, false
+			if !existing {
+				cfg.benchmarks = "fillrandom"
+			}
+			var stdout bytes.Buffer
+			err := run(cfg, &stdout, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "--report "+path+": is a link to ") || !strings.Contains(err.Error(), "a file of --db's store") {
+				t.Errorf("%s (use_existing_db=%v): err %v", name, existing, err)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("%s: the run started", name)
+			}
+		}
+	}
+	if after := readDir(t, db); !maps.Equal(after, before) {
+		t.Errorf("the store's directory changed: %d files %v, was %d %v",
+			len(after), slices.Sorted(maps.Keys(after)), len(before), slices.Sorted(maps.Keys(before)))
+	}
+	// A link to a file outside the store is replaced by the page; the
+	// file stays as it was.
+	other := filepath.Join(t.TempDir(), "other.html")
+	if err := os.WriteFile(other, []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(out, "outside.html")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status := kvbenchCmd(t, "--benchmarks=fillrandom", "--num=100", "--compare_no_filter=false", "--db="+db, "--report="+link)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if st, err := os.Lstat(link); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by the page: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "other" {
+		t.Errorf("the file the link named was written")
+	}
+}
+
+// TestReportInStore: a --report path inside --db, or --db itself, is
+// refused before the run, on a fresh fill and with --use_existing_db.
+// (Inside --db, a fresh fill used to fail blaming kvbench's own temporary
+// file, and --use_existing_db wrote the page into the store's directory,
+// which the next run then refused to clear; --report equal to --db failed
+// only after the run.)
+func TestReportInStore(t *testing.T) {
+	base := t.TempDir()
+	db := filepath.Join(base, "db")
+	for _, tc := range []struct {
+		report string
+		want   string
+	}{
+		{filepath.Join(db, "r.html"), "is inside --db's directory"},
+		{db, "is --db's directory"},
+		{db + "/./", "not a file name"},
+		{filepath.Join(base, ".", "db"), "is --db's directory"},
+	} {
+		for _, existing := range []bool{false, true} {
+			if existing {
+				makeStore(t, db)
+			} else if err := os.RemoveAll(db); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--benchmarks=fillrandom", "--num=100", "--compare_no_filter=false", "--db=" + db, "--report=" + tc.report}
+			if existing {
+				args = append(args, "--use_existing_db", "--benchmarks=readrandom")
+			}
+			stdout, stderr, status := kvbenchCmd(t, args...)
+			if status != 1 || !strings.Contains(stderr, "--report "+tc.report+": "+tc.want) || stdout != "" {
+				t.Errorf("--report=%s (use_existing_db=%v): status %d, stdout %q, stderr %q", tc.report, existing, status, stdout, stderr)
+			}
+		}
+	}
+	// With a link to --db as the report's directory.
+	link := filepath.Join(t.TempDir(), "to-db")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, status := kvbenchCmd(t, "--benchmarks=readrandom", "--num=100", "--use_existing_db", "--db="+db, "--report="+filepath.Join(link, "r.html")); status != 1 || !strings.Contains(stderr, "is inside --db's directory") {
+		t.Errorf("through a link to --db: status %d, stderr %q", status, stderr)
+	}
+	if entries, _ := os.ReadDir(db); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.Contains(e.Name(), "html") }) {
+		t.Errorf("a page or a temporary file in the store: %v", entries)
+	}
+}
+
+// TestReportInterrupted: a run stopped by SIGINT or SIGTERM leaves no
+// temporary file beside --report's path (it used to leave an empty
+// .r.html.tmpNNN).
+func TestReportInterrupted(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "--benchmarks=fillrandom,readrandom", "--num=5000000", "--compare_no_filter=false",
+			"--report="+filepath.Join(dir, "r.html"))
+		cmd.Env = append(os.Environ(), "KVBENCH_TEST_MAIN=1")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The header is printed once the run has started.
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		go io.Copy(io.Discard, stdout)
+		if err := cmd.Wait(); err == nil {
+			t.Errorf("%v: the run was not stopped", sig)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%v: files left: %v", sig, entries)
+		}
 	}
 }
 

@@ -21,9 +21,14 @@
 // latency histogram (log-scaled, p50, p99 and p99.9 marked), read- or
 // write-path counters and the levels after it; then the stats and the
 // no-filter comparison. Like --histogram it reads the clock once per
-// operation. A --report path that cannot be written fails before the run. The flags keep db_bench's names and
-// meanings, with its underscores (--use_existing_db); the hyphen spellings
-// (--use-existing-db) work too, and -h lists the flags and benchmarks.
+// operation. A --report path that cannot be written, that is --db or
+// inside it, or that is a link to a file of --db's store fails before the
+// run; the page is written to a temporary file beside the path at the end
+// of the run and renamed over it, so a link at the path is replaced, never
+// written through, and an interrupted run leaves nothing. The flags keep
+// db_bench's names and meanings, with its underscores (--use_existing_db);
+// the hyphen spellings (--use-existing-db) work too, and -h lists the flags
+// and benchmarks.
 // --threads N runs the read benchmarks in N goroutines; as in db_bench,
 // micros/op is the time per operation of one goroutine, MB/s the
 // throughput of all of them.

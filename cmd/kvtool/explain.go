@@ -19,7 +19,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	lower := f.String("lower", "", "with --seek: the iterator's lower bound (inclusive); empty: none")
 	upper := f.String("upper", "", "with --seek: the iterator's upper bound (exclusive); empty: none")
 	prefix := f.String("prefix", "", "with --seek: bound the iterator to the keys with this prefix (db.PrefixBounds), as a prefix scan does")
-	htmlOut := f.String("html", "", "also write to this file one self-contained HTML page (no network needed to view it) that draws the tree, as kvtool lsm --html does, with the lookup's path on it: each table it considered marked by what became of it, and the steps with their times beside it (\"wrote FILE\" goes to stderr). The file must not be in DIR")
+	htmlOut := f.String("html", "", "also write to this file one self-contained HTML page (no network needed to view it) that draws the tree, as kvtool lsm --html does, with the lookup's path on it: each table it considered marked by what became of it, and the steps with their times beside it (\"wrote FILE\" goes to stderr). The file must not be in DIR, nor a link to a file of the store (refused); a link at FILE is replaced by the page, never written through. When the page lists problems (an unreadable table), explain exits 1 after printing the trace, as lsm --html does")
 	probes := f.Int("fpr_probes", defaultFPRProbes, "with --html: absent keys to ask each table's filter about, to measure its false-positive rate for the picture; 0: do not measure")
 	pos, err := f.parse(args, 2, 2, stdout, stderr)
 	if err != nil {
@@ -60,6 +60,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		}
 		ro.LowerBound, ro.UpperBound = db.PrefixBounds(p)
 	}
+	// problems counts what the page lists as wrong with the store: the
+	// command then fails, after printing the trace, as lsm --html does.
+	problems := 0
 	err = func() (err error) {
 		d, err := openStore(f.Name(), pos[0], s, stderr)
 		if err != nil {
@@ -84,7 +87,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		if withPage {
 			// The store is still open (and locked): the MANIFEST read
 			// now holds the version the lookup read.
-			if err := writeExplainPage(*htmlOut, pos[0], st, *probes, stderr); err != nil {
+			if problems, err = writeExplainPage(*htmlOut, pos[0], st, *probes, stderr); err != nil {
 				return err
 			}
 		}
@@ -99,6 +102,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "explain", err)
 	}
+	if problems > 0 {
+		return exitFailure
+	}
 	return exitOK
 }
 
@@ -109,13 +115,13 @@ type seekOrGet struct {
 }
 
 // writeExplainPage writes the explain page of the trace tr of the store in
-// dir to path, and says so on stderr.
-func writeExplainPage(path, dir string, tr *seekOrGet, probes int, stderr io.Writer) error {
-	src, err := readPageSource(dir, false)
+// dir to path, says so on stderr with the problems the page lists, and
+// returns how many it lists.
+func writeExplainPage(path, dir string, tr *seekOrGet, probes int, stderr io.Writer) (int, error) {
+	p, sp, src, err := buildPageOf(dir, pageOptions{kind: "explain", fprProbes: probes})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	p, sp := buildPage(src, pageOptions{kind: "explain", fprProbes: probes})
 	title := "bloomkv lookup: "
 	if tr.seek != nil {
 		p.Trace = seekTrace(tr.seek, sp)
@@ -126,14 +132,14 @@ func writeExplainPage(path, dir string, tr *seekOrGet, probes int, stderr io.Wri
 	}
 	page, err := renderPage(p, title+p.Trace.Key+" in "+dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := writePage(path, page); err != nil {
-		return err
+	if err := writePage(path, dir, page); err != nil {
+		return 0, err
 	}
 	for _, pr := range p.Problems {
 		fmt.Fprintf(stderr, "kvtool explain: %s\n", pr)
 	}
 	fmt.Fprintf(stderr, "kvtool explain: %s\n", pageSummary(path, p))
-	return nil
+	return len(p.Problems), nil
 }

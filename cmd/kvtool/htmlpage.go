@@ -42,9 +42,15 @@ import (
 // legend.
 //
 // The page's protocol (internal/browsertest): its script sets
-// data-rendered="1" on <html> as the last step of a successful render, and
+// data-rendered="1" on <html> as the last step of a successful render
+// (and data-render-ms, the milliseconds the script took, just before), and
 // a window "error" handler appends each error's message to
 // data-script-errors on <html>.
+//
+// A page is written to a new file beside FILE and renamed over it
+// (writePage), never through a link, and never to, or through a link to,
+// a file of the store (checkPagePath). A store another process writes is
+// read again while it changes under the reading (buildPageOf).
 
 //go:embed htmlpage.css
 var pageCSS string
@@ -215,10 +221,40 @@ type pageOptions struct {
 }
 
 // pageSource is a store read for a page: its state and, with history, its
-// version edits.
+// version edits; and once openTables has run, its live tables' files.
 type pageSource struct {
 	st    *storeState
 	edits []numberedEdit
+	files map[uint64]*os.File
+}
+
+// openTables opens the file of every live table of the version read, so
+// that a compaction that deletes the file later takes nothing away from
+// the page, and reports whether any was missing: the store moved on
+// since its MANIFEST was read (or the file was lost). A file that cannot
+// be opened is left to readPageProps, which says why.
+func (src *pageSource) openTables() (missing bool) {
+	src.files = map[uint64]*os.File{}
+	for _, files := range src.st.version.Files {
+		for _, m := range files {
+			f, err := os.Open(tablePath(src.st.dir, m.FileNum))
+			switch {
+			case err == nil:
+				src.files[m.FileNum] = f
+			case errors.Is(err, fs.ErrNotExist):
+				missing = true
+			}
+		}
+	}
+	return missing
+}
+
+// closeTables closes the files openTables opened.
+func (src *pageSource) closeTables() {
+	for _, f := range src.files {
+		f.Close()
+	}
+	src.files = nil
 }
 
 // numberedEdit is a version edit and its record number in the MANIFEST.
@@ -250,6 +286,69 @@ func readPageSource(dir string, history bool) (*pageSource, error) {
 		return nil, err
 	}
 	return src, nil
+}
+
+// pageAttempts is how many times, at most, buildPageOf reads a store that
+// keeps changing while it is read.
+const pageAttempts = 10
+
+// buildPageOf reads the store in dir (readPageSource), opens the files of
+// its live tables (pageSource.openTables) and gathers its page
+// (buildPage). kvtool reads a store without its LOCK, so another process
+// may be writing it, and the store can move on under the reading: a
+// compaction deletes tables the MANIFEST just read names, or the MANIFEST
+// grows (a torn last record) or is replaced while it is read. So when the
+// read fails, a table's file is missing or the MANIFEST read has
+// problems, and the MANIFEST changed meanwhile (CURRENT names another, or
+// its size or time changed), the store is read again, up to pageAttempts
+// times in all, with a short pause between: a problem is reported only
+// when it persists, or when the store did not change and it is real.
+// Once the files are open, the page is gathered from them, whatever the
+// writer does.
+func buildPageOf(dir string, o pageOptions) (*pageData, keySpan, *pageSource, error) {
+	for attempt := 1; ; attempt++ {
+		before := stampManifest(dir)
+		src, err := readPageSource(dir, o.history)
+		if err == nil && !src.openTables() && len(src.st.problems) == 0 {
+			p, sp := buildPage(src, o)
+			src.closeTables()
+			return p, sp, src, nil
+		}
+		if attempt == pageAttempts || before == (manifestStamp{}) || stampManifest(dir) == before {
+			if err != nil {
+				return nil, keySpan{}, nil, err
+			}
+			p, sp := buildPage(src, o)
+			src.closeTables()
+			return p, sp, src, nil
+		}
+		if src != nil {
+			src.closeTables()
+		}
+		time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+	}
+}
+
+// manifestStamp is what tells that a store's MANIFEST changed: the one
+// CURRENT names, its size and its modification time.
+type manifestStamp struct {
+	path string
+	size int64
+	mod  time.Time
+}
+
+// stampManifest returns the stamp of dir's MANIFEST now (zero when it
+// cannot be read).
+func stampManifest(dir string) manifestStamp {
+	path, err := readCurrent(dir)
+	if err != nil {
+		return manifestStamp{}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return manifestStamp{path: path}
+	}
+	return manifestStamp{path, fi.Size(), fi.ModTime()}
 }
 
 // buildPage gathers the data of a page of the store src read: the live
@@ -309,7 +408,7 @@ func buildPage(src *pageSource, o pageOptions) (*pageData, keySpan) {
 		t := newPageTable(m, levels[n], sp)
 		if live[n] {
 			t.Live = true
-			t.Props, t.Error = readPageProps(st.dir, m, o.fprProbes)
+			t.Props, t.Error = readPageProps(st.dir, m, src.files[n], o.fprProbes)
 			if t.Error != "" {
 				p.Problems = append(p.Problems, fmt.Sprintf("table %06d: %s", n, t.Error))
 			}
@@ -440,9 +539,19 @@ func keyFrac(key []byte, sp keySpan) float64 {
 	return min(1, max(0, (sp.place(key)-sp.flo)/(sp.fhi-sp.flo)))
 }
 
+// emptyKey is how a page shows the empty key, which would otherwise be
+// blank. No key renders so: displayKey escapes every byte past ASCII.
+const emptyKey = "‹empty›"
+
 // displayKey renders a key for a page: escaped as kvtool prints keys,
-// abbreviated past 48 bytes. The page shows it as text, never as markup.
-func displayKey(k []byte) string { return byteFormat{Max: 48}.format(k) }
+// abbreviated past 48 bytes (...(N bytes)), the empty key as emptyKey.
+// The page shows it as text, never as markup.
+func displayKey(k []byte) string {
+	if len(k) == 0 {
+		return emptyKey
+	}
+	return byteFormat{Max: 48}.format(k)
+}
 
 // hexKey renders a key as hex, abbreviated past 32 bytes.
 func hexKey(k []byte) string { return byteFormat{Hex: true, Max: 32}.format(k) }
@@ -460,15 +569,24 @@ func newPageTable(m *manifest.FileMetadata, level int, sp keySpan) *pageTable {
 	}
 }
 
-// readPageProps opens the live table m of the store in dir and returns its
-// properties, with its filter measured by probes absent keys; or why it
-// could not.
-func readPageProps(dir string, m *manifest.FileMetadata, probes int) (*pageProps, string) {
-	r, f, err := openTable(tablePath(dir, m.FileNum), true)
+// readPageProps reads the live table m of the store in dir, from f when
+// it is not nil (the table's file, opened by pageSource.openTables),
+// from its file otherwise, and returns its properties, with its filter
+// measured by probes absent keys; or why it could not.
+func readPageProps(dir string, m *manifest.FileMetadata, f *os.File, probes int) (*pageProps, string) {
+	var r *sstable.Reader
+	var err error
+	if f != nil {
+		r, err = tableReader(f, f.Name(), true)
+	} else {
+		r, f, err = openTable(tablePath(dir, m.FileNum), true)
+		if err == nil {
+			defer f.Close()
+		}
+	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	defer f.Close()
 	defer r.Close()
 	// A LevelDB table's counts and bits per key come from a scan.
 	pr, err := r.ScanProperties()
@@ -484,7 +602,7 @@ func readPageProps(dir string, m *manifest.FileMetadata, probes int) (*pageProps
 		RangeFilter: pr.RangeFilter, RangeFilterBytes: pr.RangeFilterSize,
 	}
 	if r.HasFilter() && pr.NumEntries > 0 && probes > 0 {
-		pp.Probes, pp.FalsePositives, err = probeFPR(r, base.UserKey(m.Smallest), probes)
+		pp.Probes, pp.FalsePositives, err = probeFPR(r, base.UserKey(m.Smallest), base.UserKey(m.Largest), probes)
 		if err != nil {
 			return pp, fmt.Sprintf("measuring the filter: %v", err)
 		}
@@ -492,15 +610,63 @@ func readPageProps(dir string, m *manifest.FileMetadata, probes int) (*pageProps
 	return pp, ""
 }
 
+// Probe keys' bounds (probeKeys): a probe copies at most probeStemMax
+// bytes of the table's smallest key when the table's key range leaves
+// room for keys that short, and one table's probes add up to at most
+// probeBytesMax bytes. Keys may be up to db.MaxKeySize (8 MiB): probes
+// built on a whole 8 MiB key hashed 80 GB for one table's 10,000 probes
+// (29 s for kvtool lsm --html).
+const (
+	probeStemMax  = 64
+	probeBytesMax = 64 << 20
+)
+
+// probeKeys returns the stem of the probe keys of a table whose user keys
+// run from small to large, and how many of the n probes asked for to
+// make. A probe is the stem and an 8-byte counter. The stem is small cut
+// to probeStemMax bytes, or to one byte past the prefix small and large
+// share when that is longer (every key between them starts with that
+// prefix), followed by "\xff~"; or, when small is a proper prefix of
+// large, small followed by "\x00~". So a probe sorts after small
+// (unless small's byte at the cut is 0xff) and, when small and large
+// differ within the stem, before large: inside the table's range, where
+// a lookup would ask the filter, and not a key of the table unless the
+// table holds such keys (probeFPR drops those). A range of one key,
+// small = large, holds no other: the probes lie outside it whatever
+// their length, and the stem is at most probeStemMax bytes. Only when the
+// shared prefix is long are the probes long too; then fewer are made,
+// probeBytesMax bytes in all (at least one): a table of 8 MiB keys that
+// differ only in their last bytes gets 7 probes, and the page says "x of
+// 7 absent keys".
+func probeKeys(small, large []byte, n int) (stem []byte, probes int) {
+	shared := 0
+	for shared < len(small) && shared < len(large) && small[shared] == large[shared] {
+		shared++
+	}
+	cut, mark := min(len(small), max(probeStemMax, shared+1)), byte(0xff)
+	switch {
+	case bytes.Equal(small, large):
+		cut = min(len(small), probeStemMax)
+	case shared == len(small):
+		mark = 0x00
+	}
+	stem = append(bytes.Clone(small[:cut]), mark, '~')
+	if size := len(stem) + 8; n*size > probeBytesMax {
+		n = max(1, probeBytesMax/size)
+	}
+	return stem, n
+}
+
 // probeFPR measures the false-positive rate of r's filter: it asks the
-// filter about n keys, each smallKey followed by "\xff~" and a counter,
-// and reads the table (r.GetEntry, one data block) only for those the
-// filter answers "maybe", to drop any the table really holds. So it
-// costs n hash probes and about n × the rate block reads, not a scan of
-// the table. It returns the keys asked that the table does not hold and
-// how many of them the filter said "maybe" to.
-func probeFPR(r *sstable.Reader, smallKey []byte, n int) (probes, positives int, err error) {
-	key := append(bytes.Clone(smallKey), 0xff, '~')
+// filter about up to n absent keys made by probeKeys from the table's
+// user-key range [small, large], and reads the table (r.GetEntry, one
+// data block) only for those the filter answers "maybe", to drop any the
+// table really holds. So it costs the probes' hashes and about n × the
+// rate block reads, not a scan of the table. It returns the keys asked
+// that the table does not hold and how many of them the filter said
+// "maybe" to.
+func probeFPR(r *sstable.Reader, small, large []byte, n int) (probes, positives int, err error) {
+	key, n := probeKeys(small, large, n)
 	stem := len(key)
 	var seek []byte
 	for i := 0; i < n; i++ {
@@ -672,9 +838,14 @@ func renderPage(p *pageData, title string) ([]byte, error) {
 var storeFileName = regexp.MustCompile(`^(CURRENT|LOCK|LOG(\.old)?|MANIFEST-[0-9]+|[0-9]+\.(sst|log|ldb|dbtmp))$`)
 
 // checkPagePath checks, before any work, that a page can go to path: not
-// a directory, in a directory that exists, and not in the store's own
+// a directory, in a directory that exists, not in the store's own
 // directory, which kvtool's read-only commands leave as it was (and
-// kvbench refuses a directory holding files other than a store's).
+// kvbench refuses a directory holding files other than a store's), and
+// not a link to a file of the store: a symbolic link that resolves into
+// the store's directory, or a hard link to one of its files (os.SameFile
+// against each of them). writePage never writes through a link anyway
+// (it renames a new file over path), but a page path that names a file
+// of the store is a mistake to report, not one to act on.
 func checkPagePath(path, storeDir string) error {
 	if path == "" {
 		return fmt.Errorf("--html needs a file name")
@@ -689,19 +860,103 @@ func checkPagePath(path, storeDir string) error {
 	if !parent.IsDir() {
 		return fmt.Errorf("cannot write the page to %s: %s is not a directory", path, filepath.Dir(path))
 	}
-	if sd, err := os.Stat(storeDir); err == nil && os.SameFile(parent, sd) {
-		what := "the store's directory"
-		if storeFileName.MatchString(filepath.Base(path)) {
-			what = "a file of the store"
+	// (No store in storeDir: the command says so.)
+	if sd, err := os.Stat(storeDir); err == nil && sd.IsDir() {
+		if os.SameFile(parent, sd) {
+			what := "the store's directory"
+			if storeFileName.MatchString(filepath.Base(path)) {
+				what = "a file of the store"
+			}
+			return fmt.Errorf("will not write the page to %s: that is in %s, which kvtool only reads; write it elsewhere", path, what)
 		}
-		return fmt.Errorf("will not write the page to %s: that is in %s, which kvtool only reads; write it elsewhere", path, what)
+		if name, ok := linkIntoStore(path, storeDir, sd); ok {
+			return fmt.Errorf("will not write the page to %s: it is a link to %s, a file of the store in %s, which kvtool only reads; write it elsewhere", path, name, storeDir)
+		}
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		// A file there that may not be written is not replaced either.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot write the page to %s: %w", path, err)
+		}
+		f.Close()
 	}
 	return nil
 }
 
-// writePage writes page to path, replacing what is there.
-func writePage(path string, page []byte) error {
-	if err := os.WriteFile(path, page, 0o644); err != nil {
+// linkIntoStore reports whether path is a link to a file of the store in
+// storeDir (whose os.Stat is sd), and that file's name: a symbolic link
+// (or a chain of them) whose target, existing or not, is in storeDir, or
+// a file that os.SameFile finds to be one of storeDir's files (a hard
+// link, or a symbolic link reaching it another way).
+func linkIntoStore(path, storeDir string, sd os.FileInfo) (string, bool) {
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return "", false
+	}
+	if lfi.Mode()&fs.ModeSymlink != 0 {
+		// The target's directory, even if the target does not exist yet:
+		// follow the chain one link at a time, as far as it goes.
+		target := path
+		for i := 0; i < 40; i++ {
+			fi, err := os.Lstat(target)
+			if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				break
+			}
+			dest, err := os.Readlink(target)
+			if err != nil {
+				break
+			}
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(target), dest)
+			}
+			target = dest
+		}
+		if dfi, err := os.Stat(filepath.Dir(target)); err == nil && os.SameFile(dfi, sd) {
+			return filepath.Base(target), true
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	entries, err := os.ReadDir(storeDir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range entries {
+		if efi, err := os.Stat(filepath.Join(storeDir, e.Name())); err == nil && os.SameFile(fi, efi) {
+			return e.Name(), true
+		}
+	}
+	return "", false
+}
+
+// writePage writes page to path for the store in storeDir, checking path
+// again (checkPagePath) first. It writes a new file beside path and
+// renames it over path, so a link at path is replaced by the page, never
+// written through, and a page that cannot be written whole leaves what
+// was at path as it was.
+func writePage(path, storeDir string, page []byte) error {
+	if err := checkPagePath(path, storeDir); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cannot write the page: %w", err)
+	}
+	_, err = tmp.Write(page)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("cannot write the page: %w", err)
 	}
 	return nil

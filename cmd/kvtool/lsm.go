@@ -14,7 +14,7 @@ func runLSM(args []string, stdout, stderr io.Writer) int {
 		"Lists the tables of the store in DIR level by level, as its MANIFEST\ndescribes them: file number, size, entries, range tombstones (rangedels,\nfrom the MANIFEST), filter policy and bits per key (from each table's\nproperties), sequence numbers and user-key range. A range that ends at\na range tombstone's end is marked (tombstone end): the table holds no key\npast it, and may hold none at it. It reads the files without taking the store's LOCK.\n\nIn a LevelDB-format store (see kvtool check) the tables record no entry\ncounts or bits per key: lsm counts them by reading each table's data\nblocks, and the MANIFEST records no sequence numbers (seqs unknown).\n\nWith --html FILE it writes the tree as a page instead: see --html.")
 	hexOut := f.Bool("hex", false, "print keys as hex")
 	maxLen := f.Int("max_len", 24, "abbreviate keys longer than this many bytes (0: print whole)")
-	htmlOut := f.String("html", "", "instead of the list, write to this file one self-contained HTML page (no network needed to view it) that draws the tree: a row per level, a box per table, as wide as its bytes and placed by its key range, coloured by its filter's measured false-positive rate or bits per key; hover or click a box for its properties. A slider replays the MANIFEST's version edits (flushes, compactions, ...) one by one. The file must not be in DIR")
+	htmlOut := f.String("html", "", "instead of the list, write to this file one self-contained HTML page (no network needed to view it) that draws the tree: a row per level, a box per table, as wide as its bytes and placed by its key range, coloured by its filter's measured false-positive rate or bits per key; hover or click a box for its properties. A slider replays the MANIFEST's version edits (flushes, compactions, ...) one by one. The file must not be in DIR, nor a link to a file of the store (refused); the page is written beside it and renamed over it, so a link at FILE is replaced, never written through. Exits 1 when the page lists problems (an unreadable table). A table the MANIFEST names that a writer deletes meanwhile makes kvtool read the store again")
 	probes := f.Int("fpr_probes", defaultFPRProbes, "with --html: absent keys to ask each table's filter about, to measure its false-positive rate (a table is read only for the filter's \"maybe\" answers); 0: do not measure")
 	pos, err := f.parse(args, 1, 1, stdout, stderr)
 	if err != nil {
@@ -92,16 +92,15 @@ func runLSMHTML(dir, path string, probes int, stdout, stderr io.Writer) int {
 	if err := checkPagePath(path, dir); err != nil {
 		return fail(stderr, "lsm", err)
 	}
-	src, err := readPageSource(dir, true)
+	p, _, _, err := buildPageOf(dir, pageOptions{kind: "lsm", history: true, fprProbes: probes})
 	if err != nil {
 		return fail(stderr, "lsm", err)
 	}
-	p, _ := buildPage(src, pageOptions{kind: "lsm", history: true, fprProbes: probes})
 	page, err := renderPage(p, "bloomkv LSM tree: "+dir)
 	if err != nil {
 		return fail(stderr, "lsm", err)
 	}
-	if err := writePage(path, page); err != nil {
+	if err := writePage(path, dir, page); err != nil {
 		return fail(stderr, "lsm", err)
 	}
 	for _, pr := range p.Problems {

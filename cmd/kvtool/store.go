@@ -284,30 +284,34 @@ func checkTableKind(f *os.File, path string, size int64) error {
 	return notA(path, "a table file", s.describe())
 }
 
-// openTable opens the table file at path. With filters nil the reader
+// openTable opens the table file at path. Without withFilters the reader
 // skips the filter block (the properties still name its policy).
 func openTable(path string, withFilters bool) (*sstable.Reader, *os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if err := checkTableKind(f, path, fi.Size()); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	var o sstable.ReaderOptions
-	if withFilters {
-		o.Filters = knownFilters()
-	}
-	r, err := sstable.NewReader(f, fi.Size(), o)
+	r, err := tableReader(f, path, withFilters)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return r, f, nil
+}
+
+// tableReader reads the table in f, opened from path, as openTable does.
+// Closing the reader leaves f open.
+func tableReader(f *os.File, path string, withFilters bool) (*sstable.Reader, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTableKind(f, path, fi.Size()); err != nil {
+		return nil, err
+	}
+	var o sstable.ReaderOptions
+	if withFilters {
+		o.Filters = knownFilters()
+	}
+	return sstable.NewReader(f, fi.Size(), o)
 }
