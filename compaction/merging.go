@@ -20,7 +20,21 @@ var _ base.InternalIterator = (*MergingIterator)(nil)
 // NewMergingIterator returns an iterator over the union of iters. It takes
 // ownership of them: Close closes every child.
 func NewMergingIterator(iters ...base.InternalIterator) *MergingIterator {
-	return &MergingIterator{iters: iters, heap: make([]int, 0, len(iters)), dir: 1}
+	m := new(MergingIterator)
+	m.Init(iters, nil)
+	return m
+}
+
+// Init makes *m an iterator over the union of iters, as NewMergingIterator
+// does, keeping its heap in heap's array when its capacity holds
+// len(iters) (else in a new one): for a caller that keeps the iterator and
+// the array inside a larger struct and so saves their allocations. It
+// takes ownership of iters.
+func (m *MergingIterator) Init(iters []base.InternalIterator, heap []int) {
+	if cap(heap) < len(iters) {
+		heap = make([]int, 0, len(iters))
+	}
+	*m = MergingIterator{iters: iters, heap: heap[:0], dir: 1}
 }
 
 func (m *MergingIterator) less(a, b int) bool {

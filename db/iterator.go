@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"sort"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
+	"github.com/bloomkv/bloomkv/memtable"
 )
 
 // Iterator walks the live keys of a store in ascending key order (and back)
@@ -47,6 +49,39 @@ type Iterator struct {
 	// dels holds the range tombstones the iterator's reads must honour
 	// (nil: none).
 	dels *rangedel.Set
+
+	// parts holds the iterator's inner iterators until Close, which
+	// returns them to iterPartsPool; boundsArr backs short bounds.
+	parts     *iterParts
+	boundsArr [48]byte
+}
+
+// iterParts are the inner iterators of a typical Iterator in one pooled
+// struct, so that making an Iterator allocates only the Iterator (issue
+// 17: a prefix scan of an absent prefix is little more than making an
+// iterator, and these were five allocations of its eleven). Keeping them
+// inside the Iterator instead made it a 2 KiB object whose allocation
+// cost more than the five small ones. They are the Iterator's alone:
+// nothing outlives Close (Key and Value alias memtable or block memory,
+// never these).
+type iterParts struct {
+	iters  [12]base.InternalIterator
+	heap   [12]int
+	merge  compaction.MergingIterator
+	mem    memtable.Iterator
+	levels [manifest.NumLevels]levelIter
+}
+
+var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
+
+// releaseParts returns the iterator's parts to the pool, cleared so that
+// the pool keeps no table, memtable or DB alive.
+func (it *Iterator) releaseParts() {
+	if p := it.parts; p != nil {
+		*p = iterParts{}
+		iterPartsPool.Put(p)
+		it.parts = nil
+	}
 }
 
 // covered reports whether a range tombstone hides the entry (ukey, seq).
@@ -93,11 +128,19 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		it.dels = rangedel.Compose(frozen, it.rs.mem.RangeDels())
 	}
 	if ro != nil {
+		// Copies, in boundsArr when both fit.
+		buf := it.boundsArr[:0]
+		if len(ro.LowerBound)+len(ro.UpperBound) > len(it.boundsArr) {
+			buf = nil
+		}
 		if ro.LowerBound != nil {
-			it.lower = append([]byte{}, ro.LowerBound...)
+			buf = append(buf, ro.LowerBound...)
+			it.lower = buf[:len(buf):len(buf)]
+			buf = buf[len(buf):]
 		}
 		if ro.UpperBound != nil {
-			it.upper = append([]byte{}, ro.UpperBound...)
+			it.upper = append(buf, ro.UpperBound...)
+			it.upper = it.upper[:len(it.upper):len(it.upper)]
 		}
 		it.empty = it.lower != nil && it.upper != nil && bytes.Compare(it.lower, it.upper) >= 0
 	}
@@ -114,8 +157,14 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	if len(it.rs.v.Files) > 0 {
 		n += len(it.rs.v.Files[0])
 	}
-	iters := make([]base.InternalIterator, 1, n)
-	iters[0] = it.rs.mem.NewIterator()
+	p := iterPartsPool.Get().(*iterParts)
+	it.parts = p
+	iters := p.iters[:1]
+	if n > len(p.iters) {
+		iters = make([]base.InternalIterator, 1, n)
+	}
+	it.rs.mem.InitIterator(&p.mem)
+	iters[0] = &p.mem
 	if it.rs.imm != nil {
 		iters = append(iters, it.rs.imm.NewIterator())
 	}
@@ -160,9 +209,12 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 			}
 			continue
 		}
-		iters = append(iters, &levelIter{d: d, files: files, lower: it.lower, upper: it.upper})
+		li := &p.levels[level]
+		*li = levelIter{d: d, files: files, lower: it.lower, upper: it.upper}
+		iters = append(iters, li)
 	}
-	it.iter = compaction.NewMergingIterator(iters...)
+	p.merge.Init(iters, p.heap[:0])
+	it.iter = &p.merge
 	return it
 }
 
@@ -502,6 +554,7 @@ func (it *Iterator) Close() error {
 		return ErrClosed
 	}
 	it.done, it.valid = true, false
+	defer it.releaseParts()
 	if it.iter != nil {
 		if err := it.iter.Close(); it.err == nil && err != nil && !errors.Is(err, ErrClosed) {
 			it.err = err

@@ -283,7 +283,16 @@ func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
 // every entry added before the call and may see entries added while it is
 // in use.
 func (m *MemTable) NewIterator() *Iterator {
-	return &Iterator{r: reader{m: m, slabs: *m.slabs.Load()}}
+	it := new(Iterator)
+	m.InitIterator(it)
+	return it
+}
+
+// InitIterator makes *it an unpositioned iterator over the memtable, as
+// NewIterator does, for a caller that keeps the iterator inside a larger
+// struct and so saves its allocation.
+func (m *MemTable) InitIterator(it *Iterator) {
+	*it = Iterator{r: reader{m: m, slabs: *m.slabs.Load()}}
 }
 
 // reader resolves node references against a snapshot of the slab table,
