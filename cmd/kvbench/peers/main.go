@@ -371,7 +371,12 @@ func run(cfg *config, out, errOut io.Writer) error {
 	}
 	names := strings.Split(cfg.engines, ",")
 	root := cfg.dir
-	if root == "" {
+	if root != "" {
+		// LevelDB creates a store's own directory, not its parents.
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return err
+		}
+	} else {
 		tmp, err := os.MkdirTemp("", "peers-")
 		if err != nil {
 			return err
@@ -380,7 +385,11 @@ func run(cfg *config, out, errOut io.Writer) error {
 		root = tmp
 	}
 
-	fmt.Fprintf(out, "peers: %s vs %s (%s, %s/%s, %d CPUs, %s)\n", names[0], strings.Join(names[1:], ", "), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04 MST"))
+	vs := names[0]
+	if len(names) > 1 {
+		vs += " vs " + strings.Join(names[1:], ", ")
+	}
+	fmt.Fprintf(out, "peers: %s (%s, %s/%s, %d CPUs, %s)\n", vs, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04 MST"))
 	if cfg.existingDB != "" {
 		fmt.Fprintf(out, "existing store %s (each engine reads a private copy; read-only benchmarks only); ", cfg.existingDB)
 	}

@@ -16,3 +16,8 @@ func TestCppEngines(t *testing.T) {
 func TestCppExistingDB(t *testing.T) {
 	checkExisting(t, []string{"goleveldb", "leveldb"}, []string{"bloomkv", "pebble", "rocksdb"})
 }
+
+// TestCppKeepStores: LevelDB's kept store (in a --dir whose parents did
+// not exist: LevelDB creates only the store's own directory) is an
+// --existing_db input.
+func TestCppKeepStores(t *testing.T) { checkKeepStores(t, "leveldb") }

@@ -430,3 +430,35 @@ func TestReadWhileWritingPaced(t *testing.T) {
 		}
 	}
 }
+
+// checkKeepStores writes a store with engine into a --dir that does not
+// exist yet, keeps it (--keep_stores), and reads it back with
+// --existing_db: every key fillrandom wrote is found.
+func checkKeepStores(t *testing.T, engine string) {
+	cfg := defaultConfig()
+	cfg.num, cfg.reads = 2000, 300
+	cfg.writeBufferSize = 64 << 10
+	cfg.engines = engine
+	cfg.benchmarks = "fillrandom"
+	cfg.compact = "false"
+	cfg.dir = filepath.Join(t.TempDir(), "a", "b")
+	cfg.keepStores = true
+	if err := run(cfg, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	read := defaultConfig()
+	read.num, read.reads = cfg.num, cfg.reads
+	read.engines = engine
+	read.benchmarks = "readrandom"
+	read.existingDB = filepath.Join(cfg.dir, engine+"-0")
+	var out bytes.Buffer
+	if err := run(read, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("readrandom: every engine found %d of %d", expectedFound(read), read.reads); !strings.Contains(out.String(), want) {
+		t.Errorf("want %q in\n%s", want, out.String())
+	}
+}
+
+// TestKeepStores: goleveldb's kept store is an --existing_db input.
+func TestKeepStores(t *testing.T) { checkKeepStores(t, "goleveldb") }
