@@ -54,6 +54,11 @@ var (
 	// nothing (LevelDB's zstd, say), and by reads of such a block. It is
 	// sstable.ErrUnsupportedCompression.
 	ErrUnsupportedCompression = sstable.ErrUnsupportedCompression
+	// ErrUnsupportedFormat is wrapped by Open when the directory holds a
+	// store of a format bloomkv does not read: RocksDB's (its MANIFEST
+	// and tables differ from LevelDB's although its comparator has
+	// LevelDB's name).
+	ErrUnsupportedFormat = errors.New("bloomkv: unsupported store format")
 )
 
 // errorPrefix starts every error the DB makes, once.

@@ -310,3 +310,40 @@ func TestExplainLevelDBTables(t *testing.T) {
 		t.Fatalf("trace:\n%s", text)
 	}
 }
+
+// TestOpenRefusesRocksDB: a store RocksDB 7.8.3 wrote (its comparator is
+// named as LevelDB's) is refused with ErrUnsupportedFormat, read-write and
+// read-only, changing nothing (it used to fail as "corruption: unknown tag
+// 103"); so is a LevelDB store holding a table with RocksDB's magic.
+func TestOpenRefusesRocksDB(t *testing.T) {
+	dir := copyFixture(t, "testdata/rocksdb/store")
+	before := dirState(t, dir)
+	for _, o := range []Options{{}, {ReadOnly: true}, {Format: FormatBloomKV}} {
+		if _, err := Open(dir, &o); !errors.Is(err, ErrUnsupportedFormat) || !strings.Contains(err.Error(), "RocksDB") {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if !sameDirState(before, dirState(t, dir)) {
+			t.Fatalf("%+v: the refused Open changed the directory", o)
+		}
+	}
+
+	dir = copyFixture(t, "testdata/leveldb/cpp")
+	name := filepath.Join(dir, "000040.ldb")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[len(b)-8:], 0x88e241b785f4cff7)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = dirState(t, dir)
+	for _, o := range []Options{{}, {ReadOnly: true}} {
+		if _, err := Open(dir, &o); !errors.Is(err, ErrUnsupportedFormat) || !strings.Contains(err.Error(), "000040") {
+			t.Fatalf("%+v: %v", o, err)
+		}
+	}
+	if !sameDirState(before, dirState(t, dir)) {
+		t.Fatal("the refused Open changed the directory")
+	}
+}

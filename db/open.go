@@ -1,11 +1,13 @@
 package db
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -45,6 +47,9 @@ func (d *DB) open() (err error) {
 		return fmt.Errorf("reading directory: %w", err)
 	}
 	if err := checkNotIncompleteCheckpoint(names); err != nil {
+		return err
+	}
+	if err := checkNotRocksDB(names); err != nil {
 		return err
 	}
 	lockExisted := slices.Contains(names, "LOCK")
@@ -538,7 +543,7 @@ func (d *DB) checkLevelDBTables() error {
 	for level, files := range d.vs.current.Files {
 		for _, f := range files {
 			err := d.probeTable(f.FileNum)
-			if errors.Is(err, sstable.ErrUnsupportedCompression) {
+			if errors.Is(err, sstable.ErrUnsupportedCompression) || errors.Is(err, ErrUnsupportedFormat) {
 				return fmt.Errorf("L%d table %06d: %w", level, f.FileNum, err)
 			}
 		}
@@ -557,6 +562,9 @@ func (d *DB) probeTable(num uint64) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNotRocksDBTable(f, size); err != nil {
+		return err
+	}
 	r, err := sstable.NewReader(f, size, sstable.ReaderOptions{Filters: d.knownFilters()})
 	if err != nil {
 		return err
@@ -566,4 +574,43 @@ func (d *DB) probeTable(num uint64) error {
 		err = cerr
 	}
 	return err
+}
+
+// checkNotRocksDB refuses a RocksDB store: RocksDB writes IDENTITY and
+// OPTIONS-NNNNNN files, which LevelDB and bloomkv never do, and its
+// MANIFEST records and tables, though they borrow LevelDB's comparator
+// name and some of its tags, are not LevelDB's.
+func checkNotRocksDB(names []string) error {
+	for _, name := range names {
+		if name == "IDENTITY" || strings.HasPrefix(name, "OPTIONS-") {
+			return fmt.Errorf("%w: the directory holds %s, so it is a RocksDB store; bloomkv opens its own stores, LevelDB's and goleveldb's", ErrUnsupportedFormat, name)
+		}
+	}
+	return nil
+}
+
+// RocksDB's table magic numbers (block-based since format_version 1, plain,
+// and cuckoo), which a store that otherwise passes for LevelDB's may hold.
+var rocksDBTableMagics = map[uint64]string{
+	0x88e241b785f4cff7: "block-based",
+	0x8242229663bf9564: "plain",
+	0x4f3418eb7a8f13b8: "plain (legacy)",
+	0x926789d0c5f17873: "cuckoo",
+}
+
+// checkNotRocksDBTable refuses a table that ends with one of RocksDB's
+// magic numbers, with ErrUnsupportedFormat; any other table is left to
+// sstable.NewReader.
+func checkNotRocksDBTable(f io.ReaderAt, size int64) error {
+	if size < 8 {
+		return nil
+	}
+	var b [8]byte
+	if _, err := f.ReadAt(b[:], size-8); err != nil {
+		return nil
+	}
+	if kind, ok := rocksDBTableMagics[binary.LittleEndian.Uint64(b[:])]; ok {
+		return fmt.Errorf("%w: a RocksDB %s table", ErrUnsupportedFormat, kind)
+	}
+	return nil
 }

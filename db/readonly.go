@@ -70,6 +70,9 @@ func (d *DB) openReadOnly() (err error) {
 	if !slices.Contains(names, "CURRENT") {
 		return fmt.Errorf("%w: no CURRENT in the directory (a read-only open creates nothing)", ErrDBMissing)
 	}
+	if err := checkNotRocksDB(names); err != nil {
+		return err
+	}
 	d.vs = &versionSet{fs: d.fs, dirname: d.dirname}
 	if err := d.vs.recover(); err != nil {
 		return err
