@@ -69,8 +69,11 @@ type settings struct {
 	// rangeFilterBits is bloomkv's range filter (0: none).
 	rangeFilterBits int
 	// existing opens a store that is already there (--existing_db):
-	// never create one, and open it read-only where the engine can.
+	// never create one.
 	existing bool
+	// readOnly opens the existing store read-only where the engine can
+	// (--existing_read_only): bloomkv, Pebble and RocksDB.
+	readOnly bool
 }
 
 // opener opens (creating if needed) the store in dir.
@@ -167,10 +170,12 @@ func openBloomKV(dir string, s settings) (Engine, error) {
 		o.RangeFilter = rp
 	}
 	if s.existing {
-		// A LevelDB-format store (--existing_db), read-only: its filters
-		// are LevelDB's Bloom filters, and it can hold no prefix or
-		// range filter.
-		o.ReadOnly = true
+		// A LevelDB-format store (--existing_db): it stays in that format
+		// (Options.Format's default keeps a store's format), its filters
+		// are LevelDB's Bloom filters, and it can hold no prefix or range
+		// filter.
+		o.ErrorIfMissing = true
+		o.ReadOnly = s.readOnly
 		o.FilterPolicy = filter.NewLevelDBBloomPolicy(max(s.bloomBits, 1))
 		o.Prefix, o.RangeFilter = nil, nil
 	}
@@ -285,11 +290,11 @@ func openGoLevelDB(dir string, s settings) (Engine, error) {
 		o.Filter = lvlfilter.NewBloomFilter(s.bloomBits)
 	}
 	if s.existing {
-		// Not ReadOnly: goleveldb's read-only open fails with "EOF" on a
-		// store whose logs hold writes (its recoverJournalRO), as any
-		// store closed by goleveldb or LevelDB does. --existing_db gives
-		// every engine a private copy, so a read-write open changes
-		// nothing that matters.
+		// Never ReadOnly, not even with --existing_read_only: goleveldb's
+		// read-only open fails with "EOF" on a store whose logs hold
+		// writes (its recoverJournalRO), as any store closed by goleveldb
+		// or LevelDB does. --existing_db gives every engine a private
+		// copy, so a read-write open changes nothing that matters.
 		o.ErrorIfMissing = true
 	}
 	d, err := leveldb.OpenFile(dir, o)
@@ -431,7 +436,7 @@ func openPebble(dir string, s settings) (Engine, error) {
 		}
 	}
 	if s.existing {
-		o.ReadOnly, o.ErrorIfNotExists = true, true
+		o.ReadOnly, o.ErrorIfNotExists = s.readOnly, true
 	}
 	d, err := pebble.Open(dir, o)
 	if err != nil {

@@ -118,7 +118,7 @@ func freeLevelDB(p unsafe.Pointer) { C.leveldb_free(p) }
 // does (LevelDB's default is not to). The rest is LevelDB's defaults
 // (max_open_files 1000, 2 MiB tables). LevelDB has no prefix filter and
 // no read-only open: an existing store (s.existing) is opened read-write
-// but not created.
+// but not created, even with s.readOnly.
 func openLevelDB(dir string, s settings) (Engine, error) {
 	e := &levelDB{opts: C.leveldb_options_create()}
 	C.leveldb_options_set_create_if_missing(e.opts, C.uchar(boolByte(!s.existing)))

@@ -78,12 +78,15 @@
 // a store that is already there, in LevelDB's format (written by LevelDB,
 // goleveldb, or this program with --keep_stores): each engine opens a
 // private copy of it (the tables hard-linked, the rest copied, so DIR is
-// never changed), read-only where it can (bloomkv, Pebble, RocksDB;
-// LevelDB's C API has no read-only open, and goleveldb's fails on a store
-// whose logs hold writes). An engine that cannot open the store is
-// reported with its error and the others go on (Pebble v2 refuses
-// LevelDB's format; bloomkv reads it, issue 19). The keys are drawn as
-// always, %016d of [0, --num), so --num must be the store's.
+// never changed) as it opens its own stores, read-write, so that it may
+// compact it meanwhile as it would; --existing_read_only opens the copies
+// read-only where the engine can (bloomkv, Pebble, RocksDB; LevelDB's C
+// API has no read-only open, and goleveldb's fails on a store whose logs
+// hold writes), so the reads see the tree as it was. An engine that
+// cannot open the store is reported with its error and the others go on
+// (Pebble v2 refuses LevelDB's format, and RocksDB its level-0 tables
+// without sequence numbers; bloomkv reads it, issue 19). The keys are
+// drawn as always, %016d of [0, --num), so --num must be the store's.
 //
 // --json FILE also writes the results as JSON: the configuration, and per
 // engine its version, its results (ops/s per round, the median round,
@@ -145,6 +148,8 @@ type config struct {
 	zipfS float64
 	// existingDB is the store --existing_db runs the reads on ("": none).
 	existingDB string
+	// existingReadOnly opens existingDB read-only where the engine can.
+	existingReadOnly bool
 	// keepStores keeps the stores in --dir.
 	keepStores bool
 	// jsonPath is where --json writes the results ("": nowhere).
@@ -197,6 +202,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.slowGet, "slow_get", c.slowGet, "readwhilewriting: count the Gets slower than this")
 	fs.Float64Var(&c.zipfS, "zipf_s", c.zipfS, "readzipf: the Zipf exponent (> 1; larger is more skewed)")
 	fs.StringVar(&c.existingDB, "existing_db", "", "run the read-only benchmarks on this existing LevelDB-format store (each engine on a private copy; see the package comment); --num must be the store's")
+	fs.BoolVar(&c.existingReadOnly, "existing_read_only", false, "with --existing_db: open the store read-only where the engine can (bloomkv, pebble, rocksdb), so nothing compacts it during the reads")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from the start of the first benchmark --benchmarks lists (a load it needs but does not list is left out) to the end of the run; C++ engines show as cgo calls. Best with one engine")
 }
@@ -342,6 +348,9 @@ func (cfg *config) validate() error {
 			return fmt.Errorf("--existing_db: no store at %s (no CURRENT file): %w", cfg.existingDB, err)
 		}
 		cfg.settings.existing = true
+		cfg.settings.readOnly = cfg.existingReadOnly
+	} else if cfg.existingReadOnly {
+		return fmt.Errorf("--existing_read_only needs --existing_db")
 	}
 	return nil
 }
@@ -391,7 +400,11 @@ func run(cfg *config, out, errOut io.Writer) error {
 	}
 	fmt.Fprintf(out, "peers: %s (%s, %s/%s, %d CPUs, %s)\n", vs, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04 MST"))
 	if cfg.existingDB != "" {
-		fmt.Fprintf(out, "existing store %s (each engine reads a private copy; read-only benchmarks only); ", cfg.existingDB)
+		mode := "read-write, as each engine opens its own stores"
+		if cfg.existingReadOnly {
+			mode = "read-only where the engine can"
+		}
+		fmt.Fprintf(out, "existing store %s (each engine reads a private copy, opened %s; read-only benchmarks only); ", cfg.existingDB, mode)
 	}
 	if cfg.prefixSize > 0 {
 		fmt.Fprintf(out, "keys with %d-byte prefixes of %d keys each; ", cfg.prefixSize, keysPerPrefix)

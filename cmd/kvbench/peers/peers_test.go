@@ -275,11 +275,17 @@ func snapshotDir(t *testing.T, dir string) []string {
 }
 
 // checkExisting runs the read-only benchmarks with --existing_db on a
-// store goleveldb wrote, and checks that every engine in want reads it
-// and finds what the model says, that the engines in mayFail either read
-// it as well or are reported with their error, and that the store is
-// left as it was.
+// store goleveldb wrote, opened read-write and with --existing_read_only,
+// and checks that every engine in want reads it and finds what the model
+// says, that the engines in mayFail either read it as well or are
+// reported with their error, and that the store is left as it was.
 func checkExisting(t *testing.T, want, mayFail []string) {
+	for _, readOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read_only=%v", readOnly), func(t *testing.T) { checkExistingMode(t, want, mayFail, readOnly) })
+	}
+}
+
+func checkExistingMode(t *testing.T, want, mayFail []string, readOnly bool) {
 	cfg := defaultConfig()
 	cfg.num, cfg.reads = 3000, 500
 	cfg.writeBufferSize = 64 << 10
@@ -288,6 +294,7 @@ func checkExisting(t *testing.T, want, mayFail []string) {
 
 	cfg.engines = strings.Join(append(slices.Clone(mayFail), want...), ",")
 	cfg.existingDB = dir
+	cfg.existingReadOnly = readOnly
 	cfg.jsonPath = filepath.Join(t.TempDir(), "out.json")
 	var out bytes.Buffer
 	if err := run(cfg, &out, io.Discard); err != nil {
@@ -332,11 +339,17 @@ func TestExistingDB(t *testing.T) {
 }
 
 // TestExistingDBMissing: --existing_db on a directory without a store is
-// an error before anything runs.
+// an error before anything runs, and so is --existing_read_only without
+// --existing_db.
 func TestExistingDBMissing(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.existingDB = t.TempDir()
 	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--existing_db: no store at") {
+		t.Errorf("err = %v", err)
+	}
+	cfg = defaultConfig()
+	cfg.existingReadOnly = true
+	if err := run(cfg, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--existing_read_only needs --existing_db") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -39,6 +39,7 @@ type jsonConfig struct {
 	SlowGetUs        float64  `json:"slow_get_us"`
 	ZipfS            float64  `json:"zipf_s"`
 	ExistingDB       string   `json:"existing_db,omitempty"`
+	ExistingReadOnly bool     `json:"existing_read_only,omitempty"`
 	// Base is the engine the ratios compare with (the first that ran).
 	Base string `json:"base"`
 }
@@ -93,7 +94,7 @@ func buildReport(cfg *config, names []string, res map[string]map[string][]measur
 			Num: cfg.num, Reads: cfg.reads, ValueSize: cfg.valueSize, CompressionRatio: cfg.compressionRatio,
 			BloomBits: cfg.bloomBits, CacheSize: cfg.cacheSize, WriteBufferSize: cfg.writeBufferSize, BlockSize: cfg.blockSize,
 			PrefixSize: cfg.prefixSize, RangeFilterBits: cfg.rangeFilterBits, Compact: cfg.doCompact, Rounds: cfg.rounds, Seed: cfg.seed,
-			Threads: cfg.threads, WriteRate: cfg.writeRate, SlowGetUs: us(cfg.slowGet), ZipfS: cfg.zipfS, ExistingDB: cfg.existingDB,
+			Threads: cfg.threads, WriteRate: cfg.writeRate, SlowGetUs: us(cfg.slowGet), ZipfS: cfg.zipfS, ExistingDB: cfg.existingDB, ExistingReadOnly: cfg.existingReadOnly,
 		},
 	}
 	for _, b := range benchNames {

@@ -139,7 +139,8 @@ func freeRocksDB(p unsafe.Pointer) { C.rocksdb_free(p) }
 // the block cache (RocksDB's default, and what the others do); reads
 // verify checksums (RocksDB's default). The rest is RocksDB's defaults
 // (level compaction, 64 MiB tables, two background jobs, statistics
-// off). An existing store (s.existing) is opened read-only.
+// off). An existing store (s.existing) is opened read-only with
+// s.readOnly.
 func openRocksDB(dir string, s settings) (Engine, error) {
 	e := &rocksDB{opts: C.rocksdb_options_create(), table: C.rocksdb_block_based_options_create(), dir: dir}
 	C.rocksdb_options_set_create_if_missing(e.opts, C.uchar(boolByte(!s.existing)))
@@ -172,7 +173,7 @@ func openRocksDB(dir string, s settings) (Engine, error) {
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	var cerr *C.char
-	if s.existing {
+	if s.readOnly {
 		e.d = C.rocksdb_open_for_read_only(e.opts, cdir, 0, &cerr)
 	} else {
 		e.d = C.rocksdb_open(e.opts, cdir, &cerr)
