@@ -72,7 +72,8 @@ type settings struct {
 	// never create one.
 	existing bool
 	// readOnly opens the existing store read-only where the engine can
-	// (--existing_read_only): bloomkv, Pebble and RocksDB.
+	// (--existing_read_only): bloomkv and Pebble (RocksDB always opens an
+	// existing store read-only).
 	readOnly bool
 }
 

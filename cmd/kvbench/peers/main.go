@@ -79,10 +79,12 @@
 // goleveldb, or this program with --keep_stores): each engine opens a
 // private copy of it (the tables hard-linked, the rest copied, so DIR is
 // never changed) as it opens its own stores, read-write, so that it may
-// compact it meanwhile as it would; --existing_read_only opens the copies
-// read-only where the engine can (bloomkv, Pebble, RocksDB; LevelDB's C
-// API has no read-only open, and goleveldb's fails on a store whose logs
-// hold writes), so the reads see the tree as it was. An engine that
+// compact it meanwhile as it would (RocksDB excepted: it always opens
+// such a store read-only, since its read-write open can abort the
+// process); --existing_read_only opens the copies read-only where the
+// engine can (bloomkv, Pebble, RocksDB; LevelDB's C API has no read-only
+// open, and goleveldb's fails on a store whose logs hold writes), so the
+// reads see the tree as it was. An engine that
 // cannot open the store is reported with its error and the others go on
 // (Pebble v2 refuses LevelDB's format, and RocksDB its level-0 tables
 // without sequence numbers; bloomkv reads it, issue 19). The keys are
@@ -202,7 +204,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.slowGet, "slow_get", c.slowGet, "readwhilewriting: count the Gets slower than this")
 	fs.Float64Var(&c.zipfS, "zipf_s", c.zipfS, "readzipf: the Zipf exponent (> 1; larger is more skewed)")
 	fs.StringVar(&c.existingDB, "existing_db", "", "run the read-only benchmarks on this existing LevelDB-format store (each engine on a private copy; see the package comment); --num must be the store's")
-	fs.BoolVar(&c.existingReadOnly, "existing_read_only", false, "with --existing_db: open the store read-only where the engine can (bloomkv, pebble, rocksdb), so nothing compacts it during the reads")
+	fs.BoolVar(&c.existingReadOnly, "existing_read_only", false, "with --existing_db: open the store read-only where the engine can (bloomkv, pebble; rocksdb always opens it read-only), so nothing compacts it during the reads")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file, from the start of the first benchmark --benchmarks lists (a load it needs but does not list is left out) to the end of the run; C++ engines show as cgo calls. Best with one engine")
 }

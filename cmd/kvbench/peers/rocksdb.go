@@ -139,8 +139,12 @@ func freeRocksDB(p unsafe.Pointer) { C.rocksdb_free(p) }
 // the block cache (RocksDB's default, and what the others do); reads
 // verify checksums (RocksDB's default). The rest is RocksDB's defaults
 // (level compaction, 64 MiB tables, two background jobs, statistics
-// off). An existing store (s.existing) is opened read-only with
-// s.readOnly.
+// off). An existing store (s.existing, LevelDB's format) is always opened
+// read-only, whatever s.readOnly: a read-write open that recovers logs
+// beside LevelDB tables, which carry no sequence numbers, aborts the
+// whole process in RocksDB 7.8.3 (Debian's build keeps assertions:
+// "VersionEdit::AddFile: Assertion `smallest_seqno <= largest_seqno'
+// failed"), where a read-only open returns an error or reads the store.
 func openRocksDB(dir string, s settings) (Engine, error) {
 	e := &rocksDB{opts: C.rocksdb_options_create(), table: C.rocksdb_block_based_options_create(), dir: dir}
 	C.rocksdb_options_set_create_if_missing(e.opts, C.uchar(boolByte(!s.existing)))
@@ -173,7 +177,7 @@ func openRocksDB(dir string, s settings) (Engine, error) {
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	var cerr *C.char
-	if s.readOnly {
+	if s.existing {
 		e.d = C.rocksdb_open_for_read_only(e.opts, cdir, 0, &cerr)
 	} else {
 		e.d = C.rocksdb_open(e.opts, cdir, &cerr)
