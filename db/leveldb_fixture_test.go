@@ -347,3 +347,115 @@ func TestOpenRefusesRocksDB(t *testing.T) {
 		t.Fatal("the refused Open changed the directory")
 	}
 }
+
+// TestLevelDBFixtureCorruption: one flipped byte anywhere in a LevelDB
+// table (here every 3,671st of the level-2 table, data, index, filter and
+// footer alike) makes reads of that table fail with ErrCorruption or
+// still answer right: never a wrong value, never "not found" for a
+// present key.
+func TestLevelDBFixtureCorruption(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens the fixture once per flipped byte")
+	}
+	orig, err := os.ReadFile("testdata/leveldb/cpp/000036.ldb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := ldbcompat.Model()
+	keys := make([]string, 0, len(model))
+	for k := range model {
+		keys = append(keys, k)
+	}
+	dir := copyFixture(t, "testdata/leveldb/cpp")
+	name := filepath.Join(dir, "000036.ldb")
+	detected := 0
+	for off := len(orig) - 1; off >= 0; off -= 3671 {
+		b := bytes.Clone(orig)
+		b[off] ^= 0x10
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := Open(dir, &Options{ReadOnly: true})
+		if err != nil {
+			if !errors.Is(err, ErrCorruption) {
+				t.Fatalf("byte %d: Open = %v", off, err)
+			}
+			detected++
+			continue
+		}
+		bad := false
+		for _, k := range keys {
+			v, err := d.Get([]byte(k), nil)
+			switch {
+			case err == nil && string(v) == model[k]:
+			case err != nil && errors.Is(err, ErrCorruption):
+				bad = true
+			default:
+				d.Close()
+				t.Fatalf("byte %d flipped: Get(%q) = %q, %v; want %q or a corruption error", off, k, v, err, model[k])
+			}
+		}
+		for _, k := range ldbcompat.Absent(200) {
+			if _, err := d.Get([]byte(k), nil); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorruption) {
+				d.Close()
+				t.Fatalf("byte %d flipped: Get(%q) = %v", off, k, err)
+			}
+		}
+		if bad {
+			detected++
+		}
+		d.Close()
+	}
+	t.Logf("%d of %d flips reported as corruption, the rest read right", detected, (len(orig)+3670)/3671)
+}
+
+// TestLevelDBTableWithUnknownFilter: a LevelDB table whose filter has a
+// name bloomkv does not know is read without a filter, correctly; the
+// other tables still use theirs.
+func TestLevelDBTableWithUnknownFilter(t *testing.T) {
+	dir := copyFixture(t, "testdata/leveldb/cpp")
+	name := filepath.Join(dir, "000036.ldb")
+	l := tableLayout(t, name)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi := b[l.Metaindex.Offset : l.Metaindex.Offset+l.Metaindex.Size]
+	if b[l.Metaindex.Offset+l.Metaindex.Size] != 0 {
+		t.Skip("the metaindex is compressed")
+	}
+	i := bytes.Index(mi, []byte("BuiltinBloomFilter2"))
+	if i < 0 {
+		t.Fatal("no filter entry in the metaindex")
+	}
+	mi[i+len("BuiltinBloomFilter2")-1] = 'X' // filter.leveldb.BuiltinBloomFilterX
+	setZstdFree := func() {
+		end := l.Metaindex.Offset + l.Metaindex.Size
+		tab := crc32.MakeTable(crc32.Castagnoli)
+		crc := crc32.Update(crc32.Checksum(b[l.Metaindex.Offset:end], tab), tab, b[end:end+1])
+		binary.LittleEndian.PutUint32(b[end+1:], (crc>>15|crc<<17)+0xa282ead8)
+	}
+	setZstdFree()
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	checkFormatModel(t, d, ldbcompat.Model())
+	before := d.Metrics()
+	for _, k := range ldbcompat.Absent(500) {
+		if _, err := d.Get([]byte(k), nil); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get(%q) = %v", k, err)
+		}
+	}
+	after := d.Metrics()
+	if l2 := after.Levels[2].Filter.Checks - before.Levels[2].Filter.Checks; l2 != 0 {
+		t.Fatalf("%d filter checks in the level-2 table, whose filter is unknown", l2)
+	}
+	if l1 := after.Levels[1].Filter.Checks - before.Levels[1].Filter.Checks; l1 == 0 {
+		t.Fatal("no filter checks in level 1, whose filter is LevelDB's")
+	}
+}
