@@ -393,6 +393,7 @@ func (b *bench) runAll(steps []step) ([]*result, error) {
 			printResult(b.out, r, b.cfg.histogram)
 			if s.name == "stats" {
 				fmt.Fprint(b.out, r.after.String())
+				fmt.Fprintln(b.out, memoryLine(r.after, b.cfg.num))
 			}
 		}
 	}
