@@ -28,7 +28,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,7 +264,7 @@ func roundTrip(fixture, dump string) error {
 	if fixture == "new" || fixture == "churn" {
 		opts.Format = db.FormatLevelDB
 	} else {
-		if err := copyDir(fixture, dir); err != nil {
+		if err := ldbcompat.CopyStore(fixture, dir); err != nil {
 			return err
 		}
 		model = ldbcompat.Model()
@@ -320,7 +319,7 @@ func roundTrip(fixture, dump string) error {
 	// LevelDB first: goleveldb's open rewrites the store.
 	if dump != "" {
 		snapshot := filepath.Join(tmp, "for-leveldb")
-		if err := copyDir(dir, snapshot); err != nil {
+		if err := ldbcompat.CopyStore(dir, snapshot); err != nil {
 			return err
 		}
 		got, err := readLevelDB(dump, snapshot)
@@ -336,36 +335,5 @@ func roundTrip(fixture, dump string) error {
 		return fmt.Errorf("%s: %w", fixture, err)
 	}
 	fmt.Printf("%s: goleveldb read %d keys of bloomkv's store, all as the model says\n", fixture, len(model))
-	return nil
-}
-
-func copyDir(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() || e.Name() == "LOCK" {
-			continue
-		}
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		out, err := os.Create(filepath.Join(dst, e.Name()))
-		if err == nil {
-			_, err = io.Copy(out, in)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-		}
-		in.Close()
-		if err != nil {
-			return err
-		}
-	}
 	return nil
 }
