@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bloomkv/bloomkv/internal/linkpath"
 )
 
 // reportTarget is --report's file. It is checked when the run starts and
@@ -134,7 +136,7 @@ func reportOutsideStore(path, dbDir string) error {
 	}
 	// A symbolic link (or a chain of them) whose target, existing or
 	// not, is in dbDir.
-	target := linkTarget(absPath)
+	target := linkpath.Follow(absPath)
 	db, dbErr := os.Stat(dbDir)
 	if target != absPath {
 		fi, err := os.Stat(filepath.Dir(target))
@@ -172,28 +174,6 @@ func reportOutsideStore(path, dbDir string) error {
 		}
 	}
 	return nil
-}
-
-// linkTarget follows the symbolic links from path, one at a time (at most
-// 40), and returns the last path reached: path itself when it is not a
-// link, the name a dangling link gives when its target does not exist.
-func linkTarget(path string) string {
-	target := path
-	for i := 0; i < 40; i++ {
-		fi, err := os.Lstat(target)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			break
-		}
-		dest, err := os.Readlink(target)
-		if err != nil {
-			break
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(target), dest)
-		}
-		target = dest
-	}
-	return target
 }
 
 // write writes page to a new temporary file beside the target and renames

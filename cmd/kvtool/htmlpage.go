@@ -18,6 +18,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/linkpath"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -897,21 +898,7 @@ func linkIntoStore(path, storeDir string, sd os.FileInfo) (string, bool) {
 	if lfi.Mode()&fs.ModeSymlink != 0 {
 		// The target's directory, even if the target does not exist yet:
 		// follow the chain one link at a time, as far as it goes.
-		target := path
-		for i := 0; i < 40; i++ {
-			fi, err := os.Lstat(target)
-			if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-				break
-			}
-			dest, err := os.Readlink(target)
-			if err != nil {
-				break
-			}
-			if !filepath.IsAbs(dest) {
-				dest = filepath.Join(filepath.Dir(target), dest)
-			}
-			target = dest
-		}
+		target := linkpath.Follow(path)
 		if dfi, err := os.Stat(filepath.Dir(target)); err == nil && os.SameFile(dfi, sd) {
 			return filepath.Base(target), true
 		}
