@@ -139,9 +139,9 @@ func TestAdvMergeSplitModel(t *testing.T) {
 				t.Fatalf("%s\noutput %d starts at %q, at or before the previous output's end %q", desc(), i, lo, prevHi)
 			}
 			prevHi, havePrev = hi, true
-			for _, k := range out.keys {
+			for j, k := range out.keys {
 				u, s, kind, _ := base.ParseInternalKey(k)
-				outEs = append(outEs, advEntry{ukey: u, seq: s, kind: kind})
+				outEs = append(outEs, advEntry{ukey: u, seq: s, kind: kind, value: out.vals[j]})
 				points = append(points, k)
 			}
 			for _, tb := range out.tombs {
@@ -153,14 +153,6 @@ func TestAdvMergeSplitModel(t *testing.T) {
 		}
 		if !slices.IsSortedFunc(points, base.CompareInternal) {
 			t.Fatalf("%s\npoint entries out of order", desc())
-		}
-		// Values of the outputs: look them up from the inputs by seq.
-		bySeq := map[uint64][]byte{}
-		for _, e := range es {
-			bySeq[e.seq] = e.value
-		}
-		for i := range outEs {
-			outEs[i].value = bySeq[outEs[i].seq]
 		}
 		// Pieces of each tombstone tile it (or it was dropped whole).
 		pieces := map[uint64][]rangedel.Tombstone{}

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -34,6 +35,39 @@ type MergeStats struct {
 	DroppedCovered   int64 // entries a range tombstone deletes for every snapshot
 	RangeDelsIn      int64 // range tombstones of the inputs
 	RangeDelsOut     int64 // range tombstones written
+	ZeroedSeqs       int64 // entries written with sequence number 0
+}
+
+// baseLevels answers IsBaseLevelForKey for a compaction's keys in
+// ascending order, with one cursor per level below the output (LevelDB's
+// level pointers): a merge asks for every key it writes, and a binary
+// search of every lower level per key would cost more than the merge.
+type baseLevels struct {
+	v    *manifest.Version
+	from int
+	at   [NumLevels]int
+}
+
+// isBase reports whether no level below the output holds a table whose
+// user-key range contains ukey. Calls must come in non-decreasing ukey
+// order. A table's largest bound counts as inclusive even when it is a
+// range tombstone's exclusive end, which can only answer false where true
+// was right.
+func (b *baseLevels) isBase(ukey []byte) bool {
+	for l := b.from; l < NumLevels; l++ {
+		files := b.v.Files[l]
+		for b.at[l] < len(files) {
+			f := files[b.at[l]]
+			if bytes.Compare(ukey, base.UserKey(f.Largest)) <= 0 {
+				if bytes.Compare(ukey, base.UserKey(f.Smallest)) >= 0 {
+					return false
+				}
+				break
+			}
+			b.at[l]++
+		}
+	}
+	return true
 }
 
 // IsBaseLevelForRange reports whether no level below the compaction's
@@ -90,6 +124,19 @@ func outputRangeDels(rd *rangedel.Set, c *Compaction, v *manifest.Version, small
 // starts at t+"\x00". So the tables of a level stay disjoint in user keys,
 // and a wide tombstone kept for a snapshot does not glue its level into
 // one table.
+//
+// A value every snapshot sees (its sequence number is at most
+// smallestSnapshot, so every older version of its key was dropped) is
+// written with sequence number 0 when no level below the output holds its
+// key and no tombstone of the inputs covers it, as RocksDB and Pebble do
+// at their bottom level: a trailer of seven zero bytes compresses, so the
+// tables shrink. Nothing can tell the difference. Readers at any sequence
+// number that could see the entry still see it; no older version of the
+// key remains for it to hide or to be ordered against; and every range
+// tombstone that could cover it lies in a level above (newer, by the
+// level invariant, than the entry was) or among the inputs, where any
+// covering tombstone, older or newer, keeps the number as it was, because
+// an older tombstone would cover the entry once its number was 0.
 func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *manifest.Version, o *Options, smallestSnapshot uint64, sink Sink) (MergeStats, error) {
 	var (
 		st             MergeStats
@@ -106,6 +153,8 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		nextTomb int                  // first tombstone not yet taken
 		open     []rangedel.Tombstone // tombstones (or their rest) of the open output, not yet written
 		split    []byte               // lastOutKey+"\x00" at a cut
+		below    = baseLevels{v: v, from: c.OutputLevel() + 1}
+		zeroKey  []byte // the entry being written, with sequence number 0
 	)
 	st.RangeDelsIn = int64(rangeDels.Len())
 	// takeTombs adds the tombstones that start before limit (all of them
@@ -164,7 +213,7 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 			// A newer entry of this key is visible to every snapshot.
 			drop = true
 			st.DroppedShadowed++
-		case kind == base.KindDelete && seq <= smallestSnapshot && c.IsBaseLevelForKey(v, ukey):
+		case kind == base.KindDelete && seq <= smallestSnapshot && below.isBase(ukey):
 			drop = true
 			st.DroppedTombstone++
 		case seq < coveredSeq(ukey):
@@ -203,6 +252,13 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 				gpOverlap = 0
 			}
 		}
+		if kind == base.KindSet && seq > 0 && seq <= smallestSnapshot && below.isBase(ukey) &&
+			(rangeDels.Len() == 0 || !coversAny(rangeDels, ukey)) {
+			zeroKey = append(zeroKey[:0], ikey...)
+			binary.LittleEndian.PutUint64(zeroKey[len(zeroKey)-base.TrailerLen:], base.MakeTrailer(0, kind))
+			ikey = zeroKey
+			st.ZeroedSeqs++
+		}
 		if err := sink.Add(ikey, it.Value()); err != nil {
 			return st, err
 		}
@@ -220,4 +276,11 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 		return st, err
 	}
 	return st, sink.Cut()
+}
+
+// coversAny reports whether any tombstone of rd, at any sequence number,
+// covers ukey.
+func coversAny(rd *rangedel.Set, ukey []byte) bool {
+	_, ok := rd.MaxSeq(ukey, base.MaxSeqNum)
+	return ok
 }

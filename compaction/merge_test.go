@@ -19,6 +19,7 @@ type recordSink struct {
 
 type recordOut struct {
 	keys  [][]byte // internal keys
+	vals  [][]byte
 	size  uint64
 	tombs []rangedel.Tombstone
 }
@@ -34,6 +35,7 @@ func (s *recordSink) open() *recordOut {
 func (s *recordSink) Add(ikey, value []byte) error {
 	o := s.open()
 	o.keys = append(o.keys, bytes.Clone(ikey))
+	o.vals = append(o.vals, bytes.Clone(value))
 	o.size += uint64(len(ikey) + len(value))
 	return nil
 }

@@ -158,7 +158,7 @@ func (d *DB) runCompactionLocked(c *compaction.Compaction) error {
 	d.events.info("compacted", "from", c.Level, "to", out, "inputs", len(c.Inputs[0])+len(c.Inputs[1]),
 		"outputs", len(metas), "bytes_in", in, "bytes_out", written, "entries_in", st.EntriesIn,
 		"entries_out", st.EntriesOut, "dropped_shadowed", st.DroppedShadowed, "dropped_tombstones", st.DroppedTombstone,
-		"dropped_covered", st.DroppedCovered, "range_tombstones_in", st.RangeDelsIn, "range_tombstones_out", st.RangeDelsOut,
+		"dropped_covered", st.DroppedCovered, "range_tombstones_in", st.RangeDelsIn, "range_tombstones_out", st.RangeDelsOut, "zeroed_seqs", st.ZeroedSeqs,
 		"manual", c.Manual, "duration", time.Since(start).String())
 	d.bgCond.Broadcast()
 	return nil
