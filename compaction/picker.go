@@ -114,16 +114,28 @@ func Scores(v *manifest.Version, o *Options) [NumLevels]float64 {
 // does not update it (the caller records the compaction's end key).
 func Pick(v *manifest.Version, o *Options, pointers *[NumLevels][]byte) *Compaction {
 	scores := Scores(v, o)
-	level, best := -1, 1.0
+	level, best := -1, 0.0
 	for l, s := range scores {
-		if s >= best {
-			level, best = l, s
+		if s < 1 {
+			continue
+		}
+		// A level whose output level is itself over its target waits
+		// for it: compacting into an overfull level rewrites all of it
+		// for a few tables' worth of input, and that level only grows.
+		// Dividing by the output's score drains the tree bottom-up (the
+		// deepest overfull level keeps its full score).
+		adj := s
+		if l+1 < NumLevels && scores[l+1] > 1 {
+			adj /= scores[l+1]
+		}
+		if level < 0 || adj >= best {
+			level, best = l, adj
 		}
 	}
 	if level < 0 {
 		return nil
 	}
-	c := &Compaction{Level: level, Score: best}
+	c := &Compaction{Level: level, Score: scores[level]}
 	if level == 0 {
 		// Level-0 tables overlap each other: take every one that overlaps
 		// the oldest, and keep widening the range until it is closed, so

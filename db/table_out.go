@@ -39,8 +39,12 @@ func (t *tableOut) add(ikey, value []byte) error {
 	if err := t.w.Add(ikey, value); err != nil {
 		return err
 	}
-	_, seq, _, _ := base.ParseInternalKey(ikey)
-	widenBounds(t.meta, ikey, ikey, seq)
+	// The writer refuses keys out of order, so its first and last keys
+	// bound the point entries: finish widens the bounds once from them.
+	// Only the sequence bounds are kept per entry.
+	seq := base.Trailer(ikey) >> 8
+	t.meta.SmallestSeq = min(t.meta.SmallestSeq, seq)
+	t.meta.LargestSeq = max(t.meta.LargestSeq, seq)
 	return nil
 }
 
@@ -83,7 +87,10 @@ func (t *tableOut) estimatedSize() uint64 { return t.w.EstimatedSize() }
 // cache, so its filter is resident before any reader can see the table.
 // On error the file is removed.
 func (t *tableOut) finish() (*manifest.FileMetadata, error) {
-	_, err := t.w.Finish()
+	props, err := t.w.Finish()
+	if err == nil && props.Smallest != nil {
+		widenBounds(t.meta, props.Smallest, props.Largest, t.meta.SmallestSeq)
+	}
 	if err == nil {
 		err = t.f.Sync()
 	}
