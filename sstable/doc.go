@@ -27,8 +27,9 @@
 //
 // Trailer (5 bytes, after every block): one byte of compression type (0
 // none, 1 snappy) and a uint32 checksum: the low 32 bits of xxhash64 over the
-// block bytes as stored followed by the type byte. Only data blocks are ever
-// compressed, and only when snappy saves at least 1/8 of the block.
+// block bytes as stored followed by the type byte. Data and index blocks
+// are compressed, each only when snappy saves at least 1/8 of it (tables
+// written before 2026-11-27 store the index raw; readers take both).
 //
 // Handle: uvarint(offset) uvarint(size), size excluding the trailer.
 //

@@ -60,8 +60,9 @@ type Properties struct {
 	// DataSize is the bytes of the file taken by data blocks, trailers
 	// included (the offset at which the meta blocks start).
 	DataSize uint64
-	// IndexSize is the length of the index block (without its trailer):
-	// what a Reader holds in memory for the index.
+	// IndexSize is the length of the index block decoded (without its
+	// trailer): what a Reader holds in memory for the index. Stored, the
+	// block may be snappy-compressed.
 	IndexSize uint64
 	// FilterSize is the length of the filter (without its trailer), 0 when
 	// the table has none.

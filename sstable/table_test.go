@@ -228,7 +228,8 @@ func checkProperties(t *testing.T, p *Properties, m model, wo WriterOptions, fil
 	} else if p.FilterPolicy != "" || p.FilterSize != 0 {
 		t.Fatalf("filter %q size %d without a policy", p.FilterPolicy, p.FilterSize)
 	}
-	if p.DataSize+p.IndexSize+p.FilterSize+FooterLen > uint64(fileSize) {
+	// IndexSize is the index's decoded size; stored, it may be compressed.
+	if p.DataSize+p.FilterSize+FooterLen > uint64(fileSize) || p.IndexSize > 2*uint64(fileSize) {
 		t.Fatalf("sizes %d+%d+%d exceed file %d", p.DataSize, p.IndexSize, p.FilterSize, fileSize)
 	}
 }

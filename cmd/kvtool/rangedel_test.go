@@ -21,7 +21,8 @@ import (
 // buildRangeDelStore makes a store, closed, whose range tombstones lie
 // everywhere kvtool reads them:
 //
-//   - a level-1 table of key(0..numKeys-1) (seqs 1..numKeys) and the
+//   - a level-1 table of key(0..numKeys-1) (written as seqs 1..numKeys;
+//     the first compaction, with no snapshot, made them all 0) and the
 //     tombstones [a, key00002)#2001 and [key01990, zz)#2002, kept with the
 //     keys they cover by a snapshot during the compaction that wrote it:
 //     its bounds are a#2001,RANGEDEL and zz#2002,RANGEDEL;
@@ -111,8 +112,8 @@ func TestRangeDelSST(t *testing.T) {
 
 	out, _ := mustRun(t, 0, "sst", "dump", points)
 	for _, want := range []string{
-		"range tombstones (2):\n  [a, key00002)#2001\n  [key01990, zz)#2002\nkey00000#1,SET => value00000\n",
-		"key01999#2000,SET => value01999\n",
+		"range tombstones (2):\n  [a, key00002)#2001\n  [key01990, zz)#2002\nkey00000#0,SET => value00000\n",
+		"key01999#0,SET => value01999\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sst dump lacks %q:\n%.600s", want, out)
@@ -138,7 +139,7 @@ func TestRangeDelSST(t *testing.T) {
 	}
 
 	out, _ = mustRun(t, 0, "sst", "props", points)
-	for _, want := range []string{"smallest key: key00000#1,SET\n", "largest key: key01999#2000,SET\n",
+	for _, want := range []string{"smallest key: key00000#0,SET\n", "largest key: key01999#0,SET\n",
 		"range deletions: 2\n", "bounds with range deletions: a#2001,RANGEDEL .. zz#2002,RANGEDEL\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sst props lacks %q:\n%s", want, out)
@@ -203,9 +204,9 @@ func TestRangeDelManifestAndLSM(t *testing.T) {
 
 	out, errs := mustRun(t, 0, "manifest", "dump", dir)
 	for _, want := range []string{
-		fmt.Sprintf("%06d size=%d seqs=1-2002 [a#2001,RANGEDEL .. zz#2002,RANGEDEL] rangedels=2\n", tableNum(t, points), fileSize(t, points)),
+		fmt.Sprintf("%06d size=%d seqs=0-2002 [a#2001,RANGEDEL .. zz#2002,RANGEDEL] rangedels=2\n", tableNum(t, points), fileSize(t, points)),
 		fmt.Sprintf("%06d size=%d seqs=2003-2003 [key00100#2003,RANGEDEL .. key00200#2003,RANGEDEL] rangedels=1\n", tableNum(t, only), fileSize(t, only)),
-		"[key00000#1,SET .. key01999#2000,SET]\n", // the table before the tombstones
+		"[key00000#0,SET .. key01999#0,SET]\n", // the table before the tombstones
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("manifest dump lacks %q:\n%s", want, out)
@@ -218,7 +219,7 @@ func TestRangeDelManifestAndLSM(t *testing.T) {
 	out, errs = mustRun(t, 0, "lsm", dir)
 	for _, row := range []string{
 		fmt.Sprintf(`(?m)^level +file +size +entries +rangedels +filter +bits/key +seqs +smallest \.\. largest$`),
-		fmt.Sprintf(`(?m)^L1 +%06d +\S+ +%d +2 +%s +\d+\.\d+ +1-2002 +a \.\. zz \(tombstone end\)$`, tableNum(t, points), numKeys, regexp.QuoteMeta(filter.BloomPolicyName)),
+		fmt.Sprintf(`(?m)^L1 +%06d +\S+ +%d +2 +%s +\d+\.\d+ +0-2002 +a \.\. zz \(tombstone end\)$`, tableNum(t, points), numKeys, regexp.QuoteMeta(filter.BloomPolicyName)),
 		fmt.Sprintf(`(?m)^L0 +%06d +\S+ +0 +1 +%s +0\.00 +2003-2003 +key00100 \.\. key00200 \(tombstone end\)$`, tableNum(t, only), regexp.QuoteMeta(filter.BloomPolicyName)),
 	} {
 		if !regexp.MustCompile(row).MatchString(out) {
