@@ -101,6 +101,9 @@ type latencySummary struct {
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
 func (l *latencies) summary(slow time.Duration) *latencySummary {
 	s := &latencySummary{
 		Count: l.count(),

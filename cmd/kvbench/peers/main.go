@@ -22,6 +22,9 @@
 //	overwrite    --num more random writes on the same store
 //	compact      the whole key range (DB.CompactRange / CompactRange / Compact), when --compact
 //	(close the store, open and close it, measure its files, reopen it)
+//	coldstart    the reopen and the first 10,000 gets of random keys after it, timed together
+//	             (ops/s: those gets over both), so opening tables, filters and indexes counts
+//	             whether the engine does it in the open or in the first reads
 //	readrandom   --reads gets of random keys
 //	readmissing  --reads gets of absent keys (a real key with its last byte dropped)
 //	readhot      --reads gets of random keys of the first 1% of the range
@@ -210,7 +213,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 }
 
 // benchNames are the benchmarks in run and report order.
-var benchNames = []string{"fillseq", "fillrandom", "overwrite", "compact", "readrandom", "readmissing", "readhot", "readzipf", "seekrandom", "readseq", "seekprefix", "scanempty", "scanshort", "readwhilewriting"}
+var benchNames = []string{"fillseq", "fillrandom", "overwrite", "compact", "coldstart", "readrandom", "readmissing", "readhot", "readzipf", "seekrandom", "readseq", "seekprefix", "scanempty", "scanshort", "readwhilewriting"}
 
 // readOnlyNames are the benchmarks that change nothing: the ones
 // --existing_db runs.
@@ -235,6 +238,8 @@ type measurement struct {
 	lat          *latencies
 	writes       int64
 	writeElapsed time.Duration
+	// coldstart: the open's share of elapsed.
+	open time.Duration
 	// cpu is the CPU time the whole process used meanwhile (all threads:
 	// background flushes and compactions, the C++ engines' threads, and
 	// readwhilewriting's writer). On a shared machine it varies less than
@@ -659,6 +664,13 @@ func printTable(out io.Writer, cfg *config, names []string, res map[string]map[s
 			notes = append(notes, "readwhilewriting: found (it depends on the writer's progress): "+strings.Join(parts, ", "))
 		case len(founds) > 1:
 			notes = append(notes, fmt.Sprintf("WARNING: %s found counts differ (found: engines): %v", b, founds))
+		case b == "coldstart":
+			var parts []string
+			for _, n := range names {
+				m := median(res[n][b])
+				parts = append(parts, fmt.Sprintf("%s %.1f + %.1f", n, ms(m.open), ms(m.elapsed-m.open)))
+			}
+			notes = append(notes, "coldstart: ms to open + ms for the first 10,000 reads: "+strings.Join(parts, ", "))
 		case b == "readrandom" || b == "readmissing" || b == "readhot" || b == "readzipf" || b == "seekrandom":
 			for f := range founds {
 				notes = append(notes, fmt.Sprintf("%s: every engine found %d of %d", b, f, cfg.reads))
@@ -893,9 +905,22 @@ func runEngine(cfg *config, name, dir string, errOut io.Writer) (engineRun, erro
 		return r, err
 	}
 	r.measured = true
+	if ran(cfg, "coldstart") {
+		cfg.begin("coldstart")
+	}
+	t0 := time.Now()
 	e, err = open(dir, cfg.settings)
 	if err != nil {
 		return r, fmt.Errorf("reopen: %w", err)
+	}
+	if ran(cfg, "coldstart") {
+		m, err := coldStart(e, cfg, time.Since(t0))
+		if err != nil {
+			e.Close()
+			return r, fmt.Errorf("coldstart: %w", err)
+		}
+		step("coldstart", m)
+		fmt.Fprintf(errOut, "%-10s %-16s open %.1f ms, then %d random reads %.1f ms\n", name, "", ms(m.open), m.ops, ms(m.elapsed-m.open))
 	}
 	r.levels = e.Levels()
 	if err := runReads(e, cfg, step); err != nil {
