@@ -40,7 +40,8 @@ type DB struct {
 	visibleSeq atomic.Uint64
 	rs         atomic.Pointer[readState]
 	closed     atomic.Bool
-	reads      base.Counter // Gets and iterator steps in flight (Close waits)
+	reads      base.Counter   // Gets and iterator steps in flight (Close waits)
+	releases   sync.WaitGroup // read-state releases handed off by Gets (Close waits)
 
 	// copts shape the tree; pointers are the per-level round-robin
 	// compaction cursors.
@@ -686,7 +687,7 @@ func (d *DB) Get(key []byte, ro *ReadOptions) ([]byte, error) {
 		return nil, err
 	}
 	v, err := d.get(ref.rs, key, seq)
-	ref.unref()
+	ref.unrefAsync()
 	return v, err
 }
 
@@ -944,6 +945,7 @@ func (d *DB) Close() error {
 	for d.reads.Load() > 0 {
 		time.Sleep(50 * time.Microsecond)
 	}
+	d.releases.Wait()
 	if cerr := d.tables.close(); err == nil {
 		err = cerr
 	}

@@ -52,7 +52,7 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 	}
 	// The read state first, the sequence number second (see Get).
 	ref := d.loadReadState()
-	defer ref.unref()
+	defer ref.unrefAsync()
 	seq, err := d.readSeq(ro)
 	if err != nil {
 		return fail(err)

@@ -112,6 +112,25 @@ func (rs *readState) tryRef() (readRef, bool) {
 // unref drops the reference.
 func (r readRef) unref() { r.rs.drop(r.cell) }
 
+// unrefAsync drops the reference of a point read. Should it be the last
+// of a retired state, the release (which unmaps and deletes the tables
+// compactions removed) runs on a goroutine of its own, so the Get that
+// happened to finish last never waits on munmap and unlink: before, a
+// Get could pay for every table of a compaction (issue 20's stalls).
+func (r readRef) unrefAsync() {
+	rs := r.rs
+	rs.refs.DecAt(r.cell)
+	if rs.retired.Load() && rs.refs.Load() == 0 && rs.released.CompareAndSwap(false, true) {
+		// Close waits for reads to finish and then for releases, so
+		// this Add happens before its Wait.
+		rs.d.releases.Add(1)
+		go func() {
+			defer rs.d.releases.Done()
+			rs.d.releaseVersion(rs.v)
+		}()
+	}
+}
+
 func (rs *readState) drop(cell int) {
 	rs.refs.DecAt(cell)
 	if rs.retired.Load() {
