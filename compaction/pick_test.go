@@ -62,3 +62,25 @@ func TestPickDrainsBottomUp(t *testing.T) {
 		}
 	}
 }
+
+// TestPickHugeTargets: level targets that overflow 64 bits saturate
+// instead of wrapping to 0, and an empty level never scores (a 0/0 NaN
+// score had Pick take an empty level and index its first table: Open
+// panicked with LBaseMaxBytes 1 TiB and LevelMultiplier 64).
+func TestPickHugeTargets(t *testing.T) {
+	o := &Options{L0Trigger: 4, BaseLevelBytes: 1 << 40, LevelMultiplier: 64, TargetFileSize: 2 << 20}
+	for l := 2; l < NumLevels; l++ {
+		if o.MaxBytesForLevel(l) < o.MaxBytesForLevel(l-1) {
+			t.Fatalf("level %d target %d below level %d's", l, o.MaxBytesForLevel(l), l-1)
+		}
+	}
+	var ptrs [NumLevels][]byte
+	if c := Pick(&manifest.Version{}, o, &ptrs); c != nil {
+		t.Fatalf("picked level %d of an empty tree", c.Level)
+	}
+	v := &manifest.Version{}
+	v.Files[5] = levelOf(5, 3, 10)
+	if c := Pick(v, o, &ptrs); c != nil {
+		t.Fatalf("picked level %d (scores %v) with every level under its target", c.Level, Scores(v, o))
+	}
+}

@@ -2,6 +2,8 @@ package compaction
 
 import (
 	"bytes"
+	"math"
+	"math/bits"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -28,7 +30,11 @@ type Options struct {
 func (o *Options) MaxBytesForLevel(level int) uint64 {
 	b := o.BaseLevelBytes
 	for l := 1; l < level; l++ {
-		b *= o.LevelMultiplier
+		hi, lo := bits.Mul64(b, o.LevelMultiplier)
+		if hi != 0 {
+			return math.MaxUint64 // saturate: 1 TiB x 64^4 is 2^64
+		}
+		b = lo
 	}
 	return b
 }
@@ -116,7 +122,7 @@ func Pick(v *manifest.Version, o *Options, pointers *[NumLevels][]byte) *Compact
 	scores := Scores(v, o)
 	level, best := -1, 0.0
 	for l, s := range scores {
-		if s < 1 {
+		if !(s >= 1) { // NaN too: an empty level of target 0
 			continue
 		}
 		// A level whose output level is itself over its target waits
