@@ -42,6 +42,7 @@ type DB struct {
 	closed     atomic.Bool
 	reads      base.Counter   // Gets and iterator steps in flight (Close waits)
 	releases   sync.WaitGroup // read-state releases handed off by Gets (Close waits)
+	loading    sync.WaitGroup // Open's loadTables (Close waits)
 	knownOnce  sync.Once
 	known      []filter.Policy // knownFilters
 
@@ -104,7 +105,9 @@ type writer struct {
 // ErrCorruption and changes nothing. With Options.ReadOnly, Open changes
 // nothing in the directory at all: the logs are replayed into memory.
 // An empty dirname is refused with ErrInvalidArgument, options out of
-// range with ErrInvalidOptions.
+// range with ErrInvalidOptions. The tables' filters and indexes are loaded
+// by a goroutine that Open starts, top level first, so Open does not wait
+// for them; a read that needs a table not loaded yet loads it.
 func Open(dirname string, opts *Options) (*DB, error) {
 	if dirname == "" {
 		return nil, fmt.Errorf("%w: Open needs the store's directory; the path is empty", ErrInvalidArgument)
@@ -956,6 +959,7 @@ func (d *DB) Close() error {
 		time.Sleep(50 * time.Microsecond)
 	}
 	d.releases.Wait()
+	d.loading.Wait()
 	if cerr := d.tables.close(); err == nil {
 		err = cerr
 	}

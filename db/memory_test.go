@@ -155,6 +155,7 @@ func TestMappedTableLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = mustOpen(t, dir, &Options{DisableAutomaticCompactions: true})
+	d.loading.Wait() // Open loads the tables in the background
 	tables := int64(d.Metrics().TablesOpen)
 	if tables < 4 {
 		t.Fatalf("only %d tables", tables)
@@ -177,6 +178,7 @@ func TestMappedTableLimit(t *testing.T) {
 	// Reopen with a limit of 2: open must not map more, reads stay right.
 	d = mustOpen(t, dir, &Options{DisableAutomaticCompactions: true})
 	defer d.Close()
+	d.loading.Wait()
 	d.tables.close() // drop the tables Open loaded, to reopen them lazily
 	d.tables.closed.Store(false)
 	d.tables.mapLimit = 2

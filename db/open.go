@@ -188,22 +188,42 @@ func (d *DB) open() (err error) {
 	d.mem = memtable.New()
 	d.publishLocked()
 	d.deleteObsoleteFiles()
-	// Load every table's filter and index now, so the first reads find
-	// them resident. A table that fails to open is reported by the reads
-	// that need it.
-	for _, files := range v.Files {
-		for _, f := range files {
-			if _, err := d.tables.get(f); err != nil {
-				d.events.error("opening table failed", "table", f.FileNum, "err", err)
-			}
-		}
-	}
+	// Load every table's filter and index, top level first, on a
+	// goroutine of its own, so Open returns at once and the first reads
+	// find most of them resident: a read that needs a table not loaded
+	// yet loads it itself (the table cache opens each table once). On a
+	// store of 250 tables, loading them in Open took 25-35 ms, while
+	// LevelDB opens in 2 ms and pays in its first reads (issue 20's
+	// coldstart). A table that fails to open is reported here and by the
+	// reads that need it.
+	d.loading.Add(1)
+	go d.loadTables(d.loadReadState())
 	if converting {
 		d.events.info("converted the store from LevelDB's format to bloomkv's (one way: LevelDB and goleveldb can no longer open it)")
 	}
 	d.events.info("opened", "dir", d.dirname, "format", d.vs.format.String(), "tables", len(v.AllFileNums()), "logs_replayed", len(logs),
 		"last_seq", maxSeq, "duration", time.Since(start).String())
 	return nil
+}
+
+// loadTables opens every table of ref's version in the table cache,
+// stopping early when the DB closes. The reference keeps a compaction
+// from deleting (and the table cache from evicting) a table before the
+// loader opens it, which would leave it cached with no version holding
+// it.
+func (d *DB) loadTables(ref readRef) {
+	defer d.loading.Done()
+	defer ref.unref()
+	for _, files := range ref.rs.v.Files {
+		for _, f := range files {
+			if d.closed.Load() {
+				return
+			}
+			if _, err := d.tables.get(f); err != nil && !errors.Is(err, ErrClosed) {
+				d.events.error("opening table failed", "table", f.FileNum, "err", err)
+			}
+		}
+	}
 }
 
 // lockError classifies a failure to take the LOCK: only a lock that

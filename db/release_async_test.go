@@ -89,3 +89,63 @@ func TestGetHandsOffTableDeletion(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenLoadsTablesInBackground: Open returns while its goroutine
+// loads the tables; Gets racing it (and a CompactRange deleting the very
+// tables it loads) answer right, no table no version holds stays in the
+// table cache, and a Close right after Open waits for the loader.
+func TestOpenLoadsTablesInBackground(t *testing.T) {
+	dir := t.TempDir()
+	d := mustOpen(t, dir, &Options{WriteBufferSize: 16 << 10, DisableAutomaticCompactions: true})
+	const n = 4000
+	for i := 0; i < n; i++ {
+		if err := d.Put([]byte(fmt.Sprintf("k%05d", i)), []byte(fmt.Sprintf("v%05d", i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 5; round++ {
+		d = mustOpen(t, dir, &Options{WriteBufferSize: 16 << 10})
+		if round == 4 {
+			if err := d.Close(); err != nil { // at once: Close waits for the loader
+				t.Fatal(err)
+			}
+			continue
+		}
+		done := make(chan error, 1)
+		go func() {
+			for i := 0; i < n; i += 3 {
+				v, err := d.Get([]byte(fmt.Sprintf("k%05d", i)), nil)
+				if err != nil || string(v) != fmt.Sprintf("v%05d", i) {
+					done <- fmt.Errorf("k%05d: %q, %v", i, v, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+		if round == 0 {
+			if err := d.CompactRange(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		d.loading.Wait()
+		d.releases.Wait()
+		live := 0
+		d.mu.Lock()
+		for _, files := range d.vs.current.Files {
+			live += len(files)
+		}
+		d.mu.Unlock()
+		if got := d.Metrics().TablesOpen; got != live {
+			t.Fatalf("round %d: %d tables open in the cache, %d in the version", round, got, live)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
