@@ -11,10 +11,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
-// yieldEvery is how many input entries Merge reads between yields of its
-// processor.
-const yieldEvery = 256
-
 // Sink receives a compaction's output entries, in order, and owns the
 // output tables.
 type Sink interface {
@@ -203,12 +199,8 @@ func Merge(it base.InternalIterator, rangeDels *rangedel.Set, c *Compaction, v *
 	for ok := it.First(); ok; ok = it.Next() {
 		ikey := it.Key()
 		st.EntriesIn++
-		if st.EntriesIn%yieldEvery == 0 {
-			// A compaction makes almost no system calls (its tables are
-			// memory-mapped), so without a yield it keeps its processor
-			// for the scheduler's whole 10 ms slice while readers wait
-			// for one; a yield costs about 0.1 us, 256 entries about 50.
-			runtime.Gosched()
+		if st.EntriesIn%base.YieldEvery == 0 {
+			runtime.Gosched() // see base.YieldEvery
 		}
 		ukey, seq, kind, valid := base.ParseInternalKey(ikey)
 		if !valid {

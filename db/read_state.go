@@ -103,51 +103,51 @@ type readRef struct {
 func (rs *readState) tryRef() (readRef, bool) {
 	cell := rs.refs.Inc()
 	if rs.retired.Load() {
-		rs.drop(cell)
+		rs.drop(cell, false)
 		return readRef{}, false
 	}
 	return readRef{rs: rs, cell: cell}, true
 }
 
 // unref drops the reference.
-func (r readRef) unref() { r.rs.drop(r.cell) }
+func (r readRef) unref() { r.rs.drop(r.cell, false) }
 
 // unrefAsync drops the reference of a point read. Should it be the last
 // of a retired state, the release (which unmaps and deletes the tables
 // compactions removed) runs on a goroutine of its own, so the Get that
 // happened to finish last never waits on munmap and unlink: before, a
 // Get could pay for every table of a compaction (issue 20's stalls).
-func (r readRef) unrefAsync() {
-	rs := r.rs
-	rs.refs.DecAt(r.cell)
-	if rs.retired.Load() && rs.refs.Load() == 0 && rs.released.CompareAndSwap(false, true) {
-		// Close waits for reads to finish and then for releases, so
-		// this Add happens before its Wait.
-		rs.d.releases.Add(1)
-		go func() {
-			defer rs.d.releases.Done()
-			rs.d.releaseVersion(rs.v)
-		}()
-	}
-}
+func (r readRef) unrefAsync() { r.rs.drop(r.cell, true) }
 
-func (rs *readState) drop(cell int) {
+func (rs *readState) drop(cell int, async bool) {
 	rs.refs.DecAt(cell)
 	if rs.retired.Load() {
-		rs.maybeRelease()
+		rs.maybeRelease(async)
 	}
 }
 
 // retire drops the DB's hold on the state once a newer one is current.
 func (rs *readState) retire() {
 	rs.retired.Store(true)
-	rs.maybeRelease()
+	rs.maybeRelease(false)
 }
 
-func (rs *readState) maybeRelease() {
-	if rs.refs.Load() == 0 && rs.released.CompareAndSwap(false, true) {
-		rs.d.releaseVersion(rs.v)
+// maybeRelease releases the state's version once no reference is left,
+// on a goroutine of its own when async (Close waits for reads to finish
+// and then for releases, so the Add happens before its Wait).
+func (rs *readState) maybeRelease(async bool) {
+	if rs.refs.Load() != 0 || !rs.released.CompareAndSwap(false, true) {
+		return
 	}
+	if !async {
+		rs.d.releaseVersion(rs.v)
+		return
+	}
+	rs.d.releases.Add(1)
+	go func() {
+		defer rs.d.releases.Done()
+		rs.d.releaseVersion(rs.v)
+	}()
 }
 
 // loadReadState returns the current read state with a reference taken.

@@ -24,12 +24,13 @@ func sstFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestGetHandsOffTableDeletion: a Get holding the last reference to a
-// read state that a compaction retired hands the release (unmapping and
-// deleting the compaction's inputs) to a goroutine; the tables are gone
-// once it ran, and a Close right after the Get waits for it, so the store
-// reopens with exactly the live tables and every key.
-func TestGetHandsOffTableDeletion(t *testing.T) {
+// TestGetReleaseDeletesInputsAndCloseWaits: a Get holding the last
+// reference to a read state that a compaction retired hands the release
+// (unmapping and deleting the compaction's inputs) to a goroutine; the
+// inputs stay while the Get holds them, are gone once the release ran,
+// and a Close right after the Get waits for it, so the store reopens with
+// exactly the live tables and every key.
+func TestGetReleaseDeletesInputsAndCloseWaits(t *testing.T) {
 	for _, closeAtOnce := range []bool{false, true} {
 		t.Run(fmt.Sprintf("close=%v", closeAtOnce), func(t *testing.T) {
 			dir := t.TempDir()

@@ -143,8 +143,8 @@ func (d *DB) writeTable(num uint64, level int, it base.InternalIterator, rd []ra
 			t.abandon()
 			return nil, err
 		}
-		if n++; n%yieldEvery == 0 {
-			runtime.Gosched() // see yieldEvery
+		if n++; n%base.YieldEvery == 0 {
+			runtime.Gosched() // see base.YieldEvery
 		}
 	}
 	if err := it.Close(); err != nil {
@@ -153,12 +153,3 @@ func (d *DB) writeTable(num uint64, level int, it base.InternalIterator, rd []ra
 	}
 	return t.finish()
 }
-
-// yieldEvery is how many entries a flush writes between yields of its
-// processor. Flushes and compactions read memory-mapped tables and
-// memtables and make almost no system calls, so without a yield the Go
-// scheduler lets one run for a whole 10 ms time slice while a Get waits
-// for a processor: on two cores, with a flush and a compaction running,
-// that was the worst Get of readwhilewriting (issue 20). A yield costs
-// about 0.1 us; 256 entries take about 50.
-const yieldEvery = 256
