@@ -8,11 +8,21 @@ import (
 // (base.CompareInternal), in both directions. Its children must not hold
 // the same internal key twice (sequence numbers are unique across a store),
 // which lets a direction change re-seek the other children exactly.
+//
+// The heap compares the children's keys as they were when each child last
+// moved, kept in keys: a child's key stays valid until it moves, and only
+// the top child moves between two heap repairs. So a step costs one call
+// of the moved child's Key, not two per comparison.
 type MergingIterator struct {
 	iters []base.InternalIterator
-	heap  []int // indexes into iters of the valid children, as a heap
-	dir   int   // +1 forward (min-heap), -1 reverse (max-heap)
+	heap  []int    // indexes into iters of the valid children, as a heap
+	keys  [][]byte // keys[i] is iters[i].Key() while i is in the heap
+	dir   int      // +1 forward (min-heap), -1 reverse (max-heap)
 	err   error
+	// keyArr holds keys for up to len(keyArr) children, so that a
+	// MergingIterator kept inside a larger (pooled) struct allocates
+	// nothing for them.
+	keyArr [12][]byte
 }
 
 var _ base.InternalIterator = (*MergingIterator)(nil)
@@ -34,11 +44,17 @@ func (m *MergingIterator) Init(iters []base.InternalIterator, heap []int) {
 	if cap(heap) < len(iters) {
 		heap = make([]int, 0, len(iters))
 	}
-	*m = MergingIterator{iters: iters, heap: heap[:0], dir: 1}
+	m.iters, m.heap, m.dir, m.err = iters, heap[:0], 1, nil
+	m.keyArr = [len(m.keyArr)][]byte{}
+	if len(iters) <= len(m.keyArr) {
+		m.keys = m.keyArr[:len(iters)]
+	} else {
+		m.keys = make([][]byte, len(iters))
+	}
 }
 
 func (m *MergingIterator) less(a, b int) bool {
-	c := base.CompareInternal(m.iters[m.heap[a]].Key(), m.iters[m.heap[b]].Key())
+	c := base.CompareInternal(m.keys[m.heap[a]], m.keys[m.heap[b]])
 	if m.dir < 0 {
 		return c > 0
 	}
@@ -73,6 +89,7 @@ func (m *MergingIterator) rebuild() bool {
 	for i, it := range m.iters {
 		if it.Valid() {
 			m.heap = append(m.heap, i)
+			m.keys[i] = it.Key()
 		} else if err := it.Error(); err != nil && m.err == nil {
 			m.err = err
 		}
@@ -83,18 +100,26 @@ func (m *MergingIterator) rebuild() bool {
 	return m.Valid()
 }
 
-// fixTop restores the heap after the top child moved.
-func (m *MergingIterator) fixTop() bool {
-	top := m.iters[m.heap[0]]
-	if !top.Valid() {
-		if err := top.Error(); err != nil && m.err == nil {
-			m.err = err
+// fixTop restores the heap after the top child moved; ok is what the
+// child's move returned (whether it is still valid).
+func (m *MergingIterator) fixTop(ok bool) bool {
+	t := m.heap[0]
+	top := m.iters[t]
+	if ok {
+		m.keys[t] = top.Key()
+		if len(m.heap) > 1 {
+			m.down(0)
 		}
-		last := len(m.heap) - 1
-		m.heap[0] = m.heap[last]
-		m.heap = m.heap[:last]
+		return m.err == nil
 	}
-	if len(m.heap) > 0 {
+	if err := top.Error(); err != nil && m.err == nil {
+		m.err = err
+	}
+	m.keys[t] = nil
+	last := len(m.heap) - 1
+	m.heap[0] = m.heap[last]
+	m.heap = m.heap[:last]
+	if last > 1 {
 		m.down(0)
 	}
 	return m.Valid()
@@ -162,8 +187,7 @@ func (m *MergingIterator) Next() bool {
 		m.dir = 1
 		return m.rebuild()
 	}
-	m.iters[m.heap[0]].Next()
-	return m.fixTop()
+	return m.fixTop(m.iters[m.heap[0]].Next())
 }
 
 // Prev implements base.InternalIterator.
@@ -184,15 +208,14 @@ func (m *MergingIterator) Prev() bool {
 		m.dir = -1
 		return m.rebuild()
 	}
-	m.iters[m.heap[0]].Prev()
-	return m.fixTop()
+	return m.fixTop(m.iters[m.heap[0]].Prev())
 }
 
 // Valid implements base.InternalIterator. A child error ends iteration.
 func (m *MergingIterator) Valid() bool { return m.err == nil && len(m.heap) > 0 }
 
 // Key implements base.InternalIterator.
-func (m *MergingIterator) Key() []byte { return m.iters[m.heap[0]].Key() }
+func (m *MergingIterator) Key() []byte { return m.keys[m.heap[0]] }
 
 // Value implements base.InternalIterator.
 func (m *MergingIterator) Value() []byte { return m.iters[m.heap[0]].Value() }
@@ -209,6 +232,7 @@ func (m *MergingIterator) Close() error {
 			err = cerr
 		}
 	}
-	m.iters, m.heap = nil, nil
+	m.iters, m.heap, m.keys = nil, nil, nil
+	m.keyArr = [len(m.keyArr)][]byte{}
 	return err
 }

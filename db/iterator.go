@@ -12,6 +12,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // Iterator walks the live keys of a store in ascending key order (and back)
@@ -21,7 +22,7 @@ import (
 // in either direction); copy them to keep them longer. An Iterator is not safe for concurrent use; close it when done.
 type Iterator struct {
 	d     *DB
-	iter  base.InternalIterator
+	iter  *compaction.MergingIterator
 	seq   uint64
 	ref   readRef
 	rs    *readState // ref.rs while the iterator holds it
@@ -574,7 +575,7 @@ type levelIter struct {
 	d     *DB
 	files []*manifest.FileMetadata
 	idx   int
-	cur   base.InternalIterator
+	cur   *sstable.Iterator
 	err   error
 	// compaction makes it open sstable.Reader.NewCompactionIterator: one
 	// pass, no block cache.
