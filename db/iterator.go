@@ -32,14 +32,13 @@ type Iterator struct {
 	value []byte
 	err   error
 	done  bool
-	// keyArr backs key and seekArr the seek key of Seek, so a short-lived
-	// iterator (one Seek, then Close) does not allocate for them.
-	keyArr  [64]byte
-	seekArr [72]byte
+	// keyArr backs key, so a short-lived iterator (one Seek, then Close)
+	// does not allocate for it. It stays in the Iterator, not in parts:
+	// Key is valid after Close.
+	keyArr [64]byte
 	// skip holds the key of the last tombstone findNext passed, backed by
-	// skipArr when short.
-	skip    []byte
-	skipArr [64]byte
+	// parts.skipArr when short.
+	skip []byte
 	// valueBuf holds the value of a reverse step, which findPrev finds
 	// only after moving the inner iterator past it.
 	valueBuf []byte
@@ -47,6 +46,11 @@ type Iterator struct {
 	// empty is set when they leave no key.
 	lower, upper []byte
 	empty        bool
+	// none is set when no memtable entry and no table (by its range and
+	// filters) can hold a key in the bounds, empty included: the
+	// iterator then has no inner iterators (iter is nil) and finds
+	// nothing.
+	none bool
 	// dels holds the range tombstones the iterator's reads must honour
 	// (nil: none).
 	dels *rangedel.Set
@@ -66,11 +70,15 @@ type Iterator struct {
 // nothing outlives Close (Key and Value alias memtable or block memory,
 // never these).
 type iterParts struct {
-	iters  [12]base.InternalIterator
-	heap   [12]int
-	merge  compaction.MergingIterator
-	mem    memtable.Iterator
-	levels [manifest.NumLevels]levelIter
+	// seekArr backs the internal seek keys of the positioning calls,
+	// skipArr the Iterator's skip key when short.
+	seekArr [72]byte
+	skipArr [64]byte
+	iters   [12]base.InternalIterator
+	heap    [12]int
+	merge   compaction.MergingIterator
+	mem     memtable.Iterator
+	levels  [manifest.NumLevels]levelIter
 }
 
 var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
@@ -153,15 +161,40 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	}
 	// Both bounds: each table's range filter is asked as well.
 	rangeOK := !it.empty && d.opts.RangeFilter != nil && it.lower != nil && it.upper != nil
-	// Room for both memtables, every L0 table and one levelIter a level.
-	n := 2 + len(it.rs.v.Files)
-	if len(it.rs.v.Files) > 0 {
-		n += len(it.rs.v.Files[0])
+	// The tables of each level that may hold a key in the bounds: those
+	// that meet them, less those whose filters rule them out.
+	var levels [manifest.NumLevels][]*manifest.FileMetadata
+	tables := 0
+	for level, files := range it.rs.v.Files {
+		if len(files) == 0 || it.empty {
+			continue
+		}
+		files = it.overlapping(level, files)
+		if len(files) > 0 && (prefixOK || rangeOK) {
+			var err error
+			if files, err = it.filtered(level, files, prefix, prefixOK, rangeOK); err != nil {
+				it.err = err
+				it.ref.unref()
+				it.rs = nil
+				return it
+			}
+		}
+		levels[level] = files
+		tables += len(files)
+	}
+	// No table left and no memtable entry in the bounds (an absent
+	// prefix or range, the case the filters are for): nothing to merge,
+	// and the positioning calls find nothing without building the inner
+	// iterators. The read state stays held until Close, for ExplainSeek.
+	if it.empty || tables == 0 && !it.memMayHold(it.rs.mem) && !it.memMayHold(it.rs.imm) {
+		it.none = true
+		return it
 	}
 	p := iterPartsPool.Get().(*iterParts)
 	it.parts = p
+	// Room for both memtables, every L0 table and one levelIter a level.
 	iters := p.iters[:1]
-	if n > len(p.iters) {
+	if n := 2 + len(levels) + len(levels[0]); n > len(p.iters) {
 		iters = make([]base.InternalIterator, 1, n)
 	}
 	it.rs.mem.InitIterator(&p.mem)
@@ -169,26 +202,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	if it.rs.imm != nil {
 		iters = append(iters, it.rs.imm.NewIterator())
 	}
-	for level, files := range it.rs.v.Files {
-		if len(files) == 0 {
-			continue
-		}
-		if it.empty {
-			break
-		}
-		files = it.overlapping(level, files)
-		if prefixOK || rangeOK {
-			var err error
-			if files, err = it.filtered(level, files, prefix, prefixOK, rangeOK); err != nil {
-				it.err = err
-				for _, c := range iters {
-					c.Close()
-				}
-				it.ref.unref()
-				it.rs = nil
-				return it
-			}
-		}
+	for level, files := range levels {
 		if len(files) == 0 {
 			continue
 		}
@@ -217,6 +231,26 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	p.merge.Init(iters, p.heap[:0])
 	it.iter = &p.merge
 	return it
+}
+
+// memMayHold reports whether memtable m (nil: none) holds an entry of any
+// sequence number, tombstones included, whose user key lies in the
+// iterator's bounds. Entries newer than the iterator's sequence number
+// count too: the answer only has to be "no" when nothing visible is there.
+func (it *Iterator) memMayHold(m *memtable.MemTable) bool {
+	if m == nil || m.Empty() {
+		return false
+	}
+	var mi memtable.Iterator
+	m.InitIterator(&mi)
+	var ok bool
+	if it.lower != nil {
+		var seek [72]byte
+		ok = mi.SeekGE(base.AppendInternalKey(seek[:0], it.lower, base.MaxSeqNum, base.KindSeek))
+	} else {
+		ok = mi.First()
+	}
+	return ok && (it.upper == nil || bytes.Compare(base.UserKey(mi.Key()), it.upper) < 0)
 }
 
 // filtered returns the files that may hold a key in the bounds by their
@@ -339,12 +373,12 @@ func (it *Iterator) First() bool {
 	}
 	defer it.exit(cell)
 	it.dir = 1
-	if it.empty {
+	if it.none {
 		it.valid = false
 		return false
 	}
 	if it.lower != nil {
-		it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], it.lower, it.seq, base.KindSeek))
+		it.iter.SeekGE(base.AppendInternalKey(it.parts.seekArr[:0], it.lower, it.seq, base.KindSeek))
 	} else {
 		it.iter.First()
 	}
@@ -360,14 +394,14 @@ func (it *Iterator) Last() bool {
 	}
 	defer it.exit(cell)
 	it.dir = -1
-	if it.empty {
+	if it.none {
 		it.valid = false
 		return false
 	}
 	if it.upper != nil {
 		// Every entry of a user key < upper sorts before (upper, the
 		// largest trailer).
-		it.iter.SeekLT(base.AppendInternalKey(it.seekArr[:0], it.upper, base.MaxSeqNum, base.KindSeek))
+		it.iter.SeekLT(base.AppendInternalKey(it.parts.seekArr[:0], it.upper, base.MaxSeqNum, base.KindSeek))
 	} else {
 		it.iter.Last()
 	}
@@ -383,14 +417,14 @@ func (it *Iterator) Seek(key []byte) bool {
 	}
 	defer it.exit(cell)
 	it.dir = 1
-	if it.empty {
+	if it.none {
 		it.valid = false
 		return false
 	}
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
-	it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], key, it.seq, base.KindSeek))
+	it.iter.SeekGE(base.AppendInternalKey(it.parts.seekArr[:0], key, it.seq, base.KindSeek))
 	it.findNext(false, nil)
 	return it.checkErr()
 }
@@ -411,7 +445,7 @@ func (it *Iterator) Next() bool {
 		it.dir = 1
 		if !it.iter.Valid() {
 			if it.lower != nil {
-				it.iter.SeekGE(base.AppendInternalKey(it.seekArr[:0], it.lower, it.seq, base.KindSeek))
+				it.iter.SeekGE(base.AppendInternalKey(it.parts.seekArr[:0], it.lower, it.seq, base.KindSeek))
 			} else {
 				it.iter.First()
 			}
@@ -478,7 +512,7 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 		}
 		if kind == base.KindDelete || it.covered(ukey, seq) {
 			if it.skip == nil {
-				it.skip = it.skipArr[:0]
+				it.skip = it.parts.skipArr[:0]
 			}
 			it.skip = append(it.skip[:0], ukey...)
 			skip, skipping = it.skip, true
