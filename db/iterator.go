@@ -36,14 +36,8 @@ type Iterator struct {
 	// does not allocate for it. It stays in the Iterator, not in parts:
 	// Key is valid after Close.
 	keyArr [64]byte
-	// skip holds the key of the last tombstone findNext passed, backed by
-	// parts.skipArr when short.
-	skip []byte
-	// valueBuf holds the value of a reverse step, which findPrev finds
-	// only after moving the inner iterator past it.
-	valueBuf []byte
-	// lower and upper are ReadOptions' bounds (copies; nil: unbounded);
-	// empty is set when they leave no key.
+	// lower and upper are ReadOptions' bounds (copies once the parts are
+	// built; nil: unbounded); empty is set when they leave no key.
 	lower, upper []byte
 	empty        bool
 	// none is set when no memtable entry and no table (by its range and
@@ -56,9 +50,8 @@ type Iterator struct {
 	dels *rangedel.Set
 
 	// parts holds the iterator's inner iterators until Close, which
-	// returns them to iterPartsPool; boundsArr backs short bounds.
-	parts     *iterParts
-	boundsArr [48]byte
+	// returns them to iterPartsPool.
+	parts *iterParts
 }
 
 // iterParts are the inner iterators of a typical Iterator in one pooled
@@ -71,14 +64,22 @@ type Iterator struct {
 // never these).
 type iterParts struct {
 	// seekArr backs the internal seek keys of the positioning calls,
-	// skipArr the Iterator's skip key when short.
-	seekArr [72]byte
+	// boundsArr the Iterator's bounds when short.
+	seekArr   [72]byte
+	boundsArr [48]byte
+	// skip holds the key of the last tombstone findNext passed, backed by
+	// skipArr when short.
+	skip    []byte
 	skipArr [64]byte
-	iters   [12]base.InternalIterator
-	heap    [12]int
-	merge   compaction.MergingIterator
-	mem     memtable.Iterator
-	levels  [manifest.NumLevels]levelIter
+	// valueBuf holds the value of a reverse step, which findPrev finds
+	// only after moving the inner iterator past it. Clearing the parts
+	// drops it, never overwrites it: Value stays valid after Close.
+	valueBuf []byte
+	iters    [12]base.InternalIterator
+	heap     [12]int
+	merge    compaction.MergingIterator
+	mem      memtable.Iterator
+	levels   [manifest.NumLevels]levelIter
 }
 
 var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
@@ -137,20 +138,10 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		it.dels = rangedel.Compose(frozen, it.rs.mem.RangeDels())
 	}
 	if ro != nil {
-		// Copies, in boundsArr when both fit.
-		buf := it.boundsArr[:0]
-		if len(ro.LowerBound)+len(ro.UpperBound) > len(it.boundsArr) {
-			buf = nil
-		}
-		if ro.LowerBound != nil {
-			buf = append(buf, ro.LowerBound...)
-			it.lower = buf[:len(buf):len(buf)]
-			buf = buf[len(buf):]
-		}
-		if ro.UpperBound != nil {
-			it.upper = append(buf, ro.UpperBound...)
-			it.upper = it.upper[:len(it.upper):len(it.upper)]
-		}
+		// The caller's slices until the parts are built, which copy them
+		// (copyBounds): a none iterator never reads them once NewIterator
+		// has returned.
+		it.lower, it.upper = ro.LowerBound, ro.UpperBound
 		it.empty = it.lower != nil && it.upper != nil && bytes.Compare(it.lower, it.upper) >= 0
 	}
 	// Bounds within one prefix: each table's prefix filter is asked
@@ -192,6 +183,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	}
 	p := iterPartsPool.Get().(*iterParts)
 	it.parts = p
+	it.copyBounds(p)
 	// Room for both memtables, every L0 table and one levelIter a level.
 	iters := p.iters[:1]
 	if n := 2 + len(levels) + len(levels[0]); n > len(p.iters) {
@@ -233,6 +225,24 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 	return it
 }
 
+// copyBounds replaces the bounds, until now the caller's slices, with
+// copies: in p.boundsArr when both fit.
+func (it *Iterator) copyBounds(p *iterParts) {
+	buf := p.boundsArr[:0]
+	if n := len(it.lower) + len(it.upper); n > len(p.boundsArr) {
+		buf = make([]byte, 0, n) // not nil: an empty bound stays one
+	}
+	if it.lower != nil {
+		buf = append(buf, it.lower...)
+		it.lower = buf[:len(buf):len(buf)]
+		buf = buf[len(buf):]
+	}
+	if it.upper != nil {
+		buf = append(buf, it.upper...)
+		it.upper = buf[:len(buf):len(buf)]
+	}
+}
+
 // memMayHold reports whether memtable m (nil: none) holds an entry of any
 // sequence number, tombstones included, whose user key lies in the
 // iterator's bounds. Entries newer than the iterator's sequence number
@@ -267,11 +277,13 @@ func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix [
 			return nil, err
 		}
 		keep := true
-		if usePrefix && r.PrefixFiltered(name) {
-			lm.prefixChecks.Add(1)
-			if !r.PrefixMayContain(name, prefix) {
-				lm.prefixSkipped.Add(1)
-				keep = false
+		if usePrefix {
+			if checked, may := r.PrefixCheck(name, prefix); checked {
+				lm.prefixChecks.Add(1)
+				if !may {
+					lm.prefixSkipped.Add(1)
+					keep = false
+				}
 			}
 		}
 		if keep && useRange && r.HasRangeFilter() {
@@ -311,7 +323,16 @@ func (it *Iterator) overlapping(level int, files []*manifest.FileMetadata) []*ma
 			lo = sort.Search(len(files), func(i int) bool { return bytes.Compare(base.UserKey(files[i].Largest), it.lower) >= 0 })
 		}
 		if it.upper != nil {
-			hi = lo + sort.Search(len(files)-lo, func(i int) bool { return bytes.Compare(base.UserKey(files[lo+i].Smallest), it.upper) >= 0 })
+			// Short bounds (a prefix, a small range) meet one table or
+			// none: two comparisons settle that before a search.
+			switch {
+			case lo == len(files) || bytes.Compare(base.UserKey(files[lo].Smallest), it.upper) >= 0:
+				hi = lo
+			case lo+1 == len(files) || bytes.Compare(base.UserKey(files[lo+1].Smallest), it.upper) >= 0:
+				hi = lo + 1
+			default:
+				hi = lo + 2 + sort.Search(len(files)-lo-2, func(i int) bool { return bytes.Compare(base.UserKey(files[lo+2+i].Smallest), it.upper) >= 0 })
+			}
 		}
 		return files[lo:hi:hi]
 	}
@@ -492,7 +513,7 @@ func (it *Iterator) Prev() bool {
 // The key found is copied into it.key, which may alias skip: skip is only
 // read before the copy.
 func (it *Iterator) findNext(skipping bool, skip []byte) {
-	// A tombstone's key is kept in it.skip: the inner iterator's key
+	// A tombstone's key is kept in parts.skip: the inner iterator's key
 	// buffer changes on Next.
 	for ; it.iter.Valid(); it.iter.Next() {
 		ukey, seq, kind, ok := base.ParseInternalKey(it.iter.Key())
@@ -511,11 +532,12 @@ func (it *Iterator) findNext(skipping bool, skip []byte) {
 			continue
 		}
 		if kind == base.KindDelete || it.covered(ukey, seq) {
-			if it.skip == nil {
-				it.skip = it.parts.skipArr[:0]
+			p := it.parts
+			if p.skip == nil {
+				p.skip = p.skipArr[:0]
 			}
-			it.skip = append(it.skip[:0], ukey...)
-			skip, skipping = it.skip, true
+			p.skip = append(p.skip[:0], ukey...)
+			skip, skipping = p.skip, true
 			continue
 		}
 		if it.key == nil {
@@ -558,8 +580,9 @@ func (it *Iterator) findPrev() {
 				// Copied: the Prev below moves the inner iterator off
 				// this entry, and maybe off its block, which may then be
 				// recycled.
-				it.valueBuf = append(it.valueBuf[:0], it.iter.Value()...)
-				it.value = it.valueBuf
+				p := it.parts
+				p.valueBuf = append(p.valueBuf[:0], it.iter.Value()...)
+				it.value = p.valueBuf
 			}
 		}
 		it.iter.Prev()

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -205,5 +208,45 @@ func TestIteratorNoneLifecycle(t *testing.T) {
 	}
 	if err := it.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestOverlappingAgainstScan checks the level search of a bounded
+// iterator (binary search, then a shortcut for bounds that meet one
+// table or none) against a linear scan, on random disjoint levels and
+// random bounds, nil ones included.
+func TestOverlappingAgainstScan(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	k := func(n int) []byte { return []byte(fmt.Sprintf("%04d", n)) }
+	for trial := 0; trial < 20000; trial++ {
+		var files []*manifest.FileMetadata
+		next := rng.Intn(5)
+		for n := rng.Intn(8); n > 0; n-- {
+			lo := next
+			hi := lo + rng.Intn(6) // a table may hold one key
+			files = append(files, &manifest.FileMetadata{
+				Smallest: base.MakeInternalKey(k(lo), 1, base.KindSet),
+				Largest:  base.MakeInternalKey(k(hi), 1, base.KindSet),
+			})
+			next = hi + 1 + rng.Intn(4)
+		}
+		it := &Iterator{}
+		if rng.Intn(5) > 0 {
+			it.lower = k(rng.Intn(next + 3))
+		}
+		if rng.Intn(5) > 0 {
+			it.upper = k(rng.Intn(next + 3))
+		}
+		var want []*manifest.FileMetadata
+		for _, f := range files {
+			if (it.lower == nil || bytes.Compare(base.UserKey(f.Largest), it.lower) >= 0) &&
+				(it.upper == nil || bytes.Compare(base.UserKey(f.Smallest), it.upper) < 0) {
+				want = append(want, f)
+			}
+		}
+		got := it.overlapping(1, files)
+		if len(got) != len(want) || (len(got) > 0 && got[0] != want[0]) {
+			t.Fatalf("bounds [%s, %s) over %d files: %d files, want %d", it.lower, it.upper, len(files), len(got), len(want))
+		}
 	}
 }

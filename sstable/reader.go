@@ -791,6 +791,16 @@ func (r *Reader) PrefixMayContain(extractor string, prefix []byte) bool {
 	return r.policy.MayContain(r.filterData, prefix)
 }
 
+// PrefixCheck is PrefixFiltered and PrefixMayContain in one call: checked
+// reports whether the table's filter answers for extractor's prefixes, and
+// may is false only when it rules prefix out.
+func (r *Reader) PrefixCheck(extractor string, prefix []byte) (checked, may bool) {
+	if r.policy == nil || extractor == "" || r.props.PrefixExtractor != extractor {
+		return false, true
+	}
+	return true, r.policy.MayContain(r.filterData, prefix)
+}
+
 // PrefixFiltered reports whether PrefixMayContain can rule out prefixes
 // of the extractor named extractor.
 func (r *Reader) PrefixFiltered(extractor string) bool {
