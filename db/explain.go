@@ -498,7 +498,7 @@ func (d *DB) traceSeek(it *Iterator, key []byte, tr *SeekTrace) error {
 				return err
 			}
 			switch {
-			case prefixOK && r.PrefixFiltered(d.opts.prefixName) && !r.PrefixMayContain(d.opts.prefixName, prefix):
+			case prefixOK && prefixRuledOut(r, d.opts.prefixName, prefix):
 				st.Outcome = SeekPrefixFilterNo
 			case rangeOK && r.HasRangeFilter() && !r.RangeMayContain(it.lower, it.upper):
 				st.Outcome = SeekRangeFilterNo
@@ -600,4 +600,10 @@ func quoteBound(k []byte) string {
 		return "∞"
 	}
 	return quoteKey(k)
+}
+
+// prefixRuledOut reports whether table r's prefix filter rules prefix out.
+func prefixRuledOut(r *sstable.Reader, extractor string, prefix []byte) bool {
+	checked, may := r.PrefixCheck(extractor, prefix)
+	return checked && !may
 }

@@ -785,17 +785,15 @@ func (r *Reader) RangeMayContain(lo, hi []byte) bool {
 // PrefixExtractor): a table built with no extractor or another one cannot
 // rule a prefix out. It reads nothing.
 func (r *Reader) PrefixMayContain(extractor string, prefix []byte) bool {
-	if r.policy == nil || extractor == "" || r.props.PrefixExtractor != extractor {
-		return true
-	}
-	return r.policy.MayContain(r.filterData, prefix)
+	_, may := r.PrefixCheck(extractor, prefix)
+	return may
 }
 
 // PrefixCheck is PrefixFiltered and PrefixMayContain in one call: checked
 // reports whether the table's filter answers for extractor's prefixes, and
 // may is false only when it rules prefix out.
 func (r *Reader) PrefixCheck(extractor string, prefix []byte) (checked, may bool) {
-	if r.policy == nil || extractor == "" || r.props.PrefixExtractor != extractor {
+	if !r.PrefixFiltered(extractor) {
 		return false, true
 	}
 	return true, r.policy.MayContain(r.filterData, prefix)
