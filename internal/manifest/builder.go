@@ -123,6 +123,10 @@ func (b *Builder) Finish() (*Version, error) {
 		if len(ld.deleted) == 0 && len(ld.added) == 0 {
 			v.Files[level] = baseFiles[:len(baseFiles):len(baseFiles)]
 			v.SharedBoundaries[level] = b.base.SharedBoundaries[level]
+			v.index[level] = b.base.index[level]
+			if level > 0 && v.index[level] == nil {
+				v.index[level] = buildLevelIndex(v.Files[level])
+			}
 			continue
 		}
 		files := make([]*FileMetadata, 0, len(baseFiles)-len(ld.deleted)+len(ld.added))
@@ -142,6 +146,9 @@ func (b *Builder) Finish() (*Version, error) {
 		v.SharedBoundaries[level] = shared
 		if len(files) > 0 {
 			v.Files[level] = files
+			if level > 0 {
+				v.index[level] = buildLevelIndex(files)
+			}
 		}
 	}
 	return v, nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -33,7 +34,20 @@ type FileMetadata struct {
 	// 0 orders the table by its file number (see the package
 	// documentation).
 	SeqsUnknown bool
+
+	// opened is the db package's table cache entry for the table, once
+	// opened (SetOpened), so that a read reaches the open table without a
+	// map lookup. It is not part of the table's description: not encoded,
+	// compared or copied by the edits.
+	opened atomic.Value
 }
+
+// Opened returns what SetOpened stored (nil before).
+func (m *FileMetadata) Opened() any { return m.opened.Load() }
+
+// SetOpened records the table cache's entry for the table; v must not be
+// nil and must be of one type for every call.
+func (m *FileMetadata) SetOpened(v any) { m.opened.Store(v) }
 
 // UnknownSeqs marks m as a table whose sequence numbers are not recorded
 // (LevelDB's MANIFEST encoding): SeqsUnknown, SmallestSeq 0, LargestSeq
@@ -105,6 +119,10 @@ type Version struct {
 	// does, but reads and compacts them (FindFiles, and compaction inputs
 	// that take both tables).
 	SharedBoundaries [NumLevels]bool
+	// index[level] speeds up the searches of a sorted level (levelIndex);
+	// Finish builds it. Without it (a Version made otherwise) they compare
+	// whole keys.
+	index [NumLevels]*levelIndex
 }
 
 // NumFiles returns the number of tables in level.
@@ -182,13 +200,25 @@ func (v *Version) FindFile(level int, ukey []byte) *FileMetadata {
 // v.Files[level]: one table, or none, except on a level with
 // SharedBoundaries, where ukey may be the boundary of two or more.
 func (v *Version) FindFiles(level int, ukey []byte) []*FileMetadata {
-	if level < 1 || level >= NumLevels {
-		panic(fmt.Sprintf("manifest: FindFiles on level %d", level))
-	}
+	checkSortedLevel(level)
 	files := v.Files[level]
-	i := sort.Search(len(files), func(i int) bool {
-		return bytes.Compare(files[i].largestUkey(), ukey) >= 0
-	})
+	if x := v.index[level]; x != nil && !v.SharedBoundaries[level] {
+		// The usual case, without a closure: at most one table.
+		rel, p := x.locate(ukey)
+		if rel != 0 {
+			return nil
+		}
+		i := firstGE(x.largest, files, (*FileMetadata).largestUkey, ukey, p)
+		if i == len(files) {
+			return nil
+		}
+		// In table i when its smallest key is <= ukey.
+		if w := x.smallest[i]; w > p || w == p && bytes.Compare(files[i].smallestUkey(), ukey) > 0 {
+			return nil
+		}
+		return files[i : i+1 : i+1]
+	}
+	i := v.searchLargest(level, ukey)
 	j := i
 	for j < len(files) && bytes.Compare(files[j].smallestUkey(), ukey) <= 0 {
 		j++

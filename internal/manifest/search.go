@@ -1,0 +1,259 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// levelIndex is a search structure over the tables of one sorted level
+// (>= 1), built with the Version. Finding a key's table by comparing it
+// with each visited table's bound costs a pointer chase and a key
+// comparison per step (about 190 ns over 184 tables, most of an absent
+// key's Get at 10,000,000 keys). The index keeps, for each table, the 8
+// bytes of its bounds that follow the prefix every bound of the level
+// shares, as big-endian integers in two arrays: a search compares
+// integers in a few cache lines, and reads a table's bound only when
+// its 8 bytes equal the key's.
+type levelIndex struct {
+	// prefix is a prefix every bound of the level has: the longest one,
+	// or shorter so that the window after it is filled (buildLevelIndex).
+	prefix []byte
+	// smallest[i] and largest[i] are the window of table i's smallest and
+	// largest user keys: the 8 bytes after prefix, zero-padded.
+	smallest, largest []uint64
+}
+
+// window returns the first 8 bytes of b as a big-endian integer, b
+// zero-padded when shorter. For a and b after a common prefix,
+// window(a) < window(b) implies a < b: at the first byte where the
+// padded windows differ, a's byte is the smaller, and if it is padding a
+// ended there (a proper prefix of b) or b's byte is real and larger. So
+// only equal windows leave the order of the keys open.
+func window(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	var w [8]byte
+	copy(w[:], b)
+	return binary.BigEndian.Uint64(w[:])
+}
+
+// buildLevelIndex indexes the tables of a sorted level; nil for none.
+func buildLevelIndex(files []*FileMetadata) *levelIndex {
+	n := len(files)
+	if n == 0 {
+		return nil
+	}
+	// The bounds of a sorted level are a non-decreasing sequence, so the
+	// prefix they all share is the one the first and the last share.
+	first, last := files[0].smallestUkey(), files[n-1].largestUkey()
+	cp := 0
+	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
+		cp++
+	}
+	// The window starts early enough that the shortest bound fills it
+	// (its first bytes may then be common to all, which costs nothing):
+	// with fixed-length keys a search then never pads, and the window
+	// holds the bytes that tell the tables apart even when the prefix
+	// leaves fewer than 8.
+	minLen := len(first)
+	for _, f := range files {
+		minLen = min(minLen, len(f.smallestUkey()), len(f.largestUkey()))
+	}
+	cp = max(0, min(cp, minLen-8))
+	x := &levelIndex{
+		prefix:   append([]byte(nil), first[:cp]...),
+		smallest: make([]uint64, n),
+		largest:  make([]uint64, n),
+	}
+	for i, f := range files {
+		x.smallest[i] = window(f.smallestUkey()[cp:])
+		x.largest[i] = window(f.largestUkey()[cp:])
+	}
+	return x
+}
+
+// locate places ukey against the level's common prefix: -1 when ukey
+// sorts before every bound, +1 after every bound, else 0 with p the
+// window of ukey after the prefix.
+func (x *levelIndex) locate(ukey []byte) (rel int, p uint64) {
+	cp := len(x.prefix)
+	if len(ukey) >= cp && string(ukey[:cp]) == string(x.prefix) {
+		return 0, window(ukey[cp:])
+	}
+	// ukey does not start with the prefix: it is smaller than every key
+	// that does, or larger than all of them.
+	if bytes.Compare(ukey, x.prefix) < 0 {
+		return -1, 0
+	}
+	return 1, 0
+}
+
+// firstGE returns the first i whose bound(files[i]) >= ukey, given the
+// windows of those bounds (x.smallest or x.largest) and ukey's located
+// window p (rel 0).
+func firstGE(windows []uint64, files []*FileMetadata, bound func(*FileMetadata) []byte, ukey []byte, p uint64) int {
+	// A branch-free lower bound: the halving steps do not depend on the
+	// comparisons, which select the base with a conditional move, so no
+	// step waits on a mispredicted branch.
+	lo, n := 0, len(windows)
+	for n > 1 {
+		half := n >> 1
+		lo += half & -b2i(windows[lo+half-1] < p)
+		n -= half
+	}
+	if n == 1 && windows[lo] < p {
+		lo++
+	}
+	if lo == len(windows) || windows[lo] != p {
+		return lo
+	}
+	// A run of tables whose windows equal ukey's: their bounds are still
+	// sorted, so binary searches settle it, the second with whole keys (a
+	// run is long when the level's keys differ only after the window).
+	end := lo + sort.Search(len(windows)-lo, func(k int) bool { return windows[lo+k] > p })
+	return lo + sort.Search(end-lo, func(k int) bool { return bytes.Compare(bound(files[lo+k]), ukey) >= 0 })
+}
+
+// b2i is 1 for true, 0 for false, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// searchLargest returns the first table of a sorted level (>= 1) whose
+// largest user key is >= ukey (len(files) when none is).
+func (v *Version) searchLargest(level int, ukey []byte) int {
+	files := v.Files[level]
+	if x := v.index[level]; x != nil {
+		switch rel, p := x.locate(ukey); rel {
+		case -1:
+			return 0
+		case 1:
+			return len(files)
+		default:
+			return firstGE(x.largest, files, (*FileMetadata).largestUkey, ukey, p)
+		}
+	}
+	return sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].largestUkey(), ukey) >= 0 })
+}
+
+// searchSmallest returns the first table of a sorted level (>= 1) whose
+// smallest user key is >= ukey (len(files) when none is).
+func (v *Version) searchSmallest(level int, ukey []byte) int {
+	files := v.Files[level]
+	if x := v.index[level]; x != nil {
+		switch rel, p := x.locate(ukey); rel {
+		case -1:
+			return 0
+		case 1:
+			return len(files)
+		default:
+			return firstGE(x.smallest, files, (*FileMetadata).smallestUkey, ukey, p)
+		}
+	}
+	return sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].smallestUkey(), ukey) >= 0 })
+}
+
+// SearchLargest returns the index of the first table of level (>= 1)
+// whose largest user key is >= ukey, or NumFiles(level) when there is
+// none: the first table not wholly before ukey.
+func (v *Version) SearchLargest(level int, ukey []byte) int {
+	checkSortedLevel(level)
+	return v.searchLargest(level, ukey)
+}
+
+// SearchSmallest returns the index of the first table of level (>= 1)
+// whose smallest user key is >= ukey, or NumFiles(level) when there is
+// none: the tables before it are the ones that start before ukey.
+func (v *Version) SearchSmallest(level int, ukey []byte) int {
+	checkSortedLevel(level)
+	return v.searchSmallest(level, ukey)
+}
+
+func checkSortedLevel(level int) {
+	if level < 1 || level >= NumLevels {
+		panic(fmt.Sprintf("manifest: a search of level %d, which is not sorted", level))
+	}
+}
+
+// findBatch is the most keys FindFileBatch searches in lockstep.
+const findBatch = 64
+
+// FindFileBatch sets at[j] to the index in Files[level] (level >= 1) of
+// the table whose user-key range holds ukeys[j], or -1 when none does;
+// on a level with SharedBoundaries, of the first such table (see
+// FindFiles for the others). at must be as long as ukeys.
+//
+// It is FindFiles for a batch (DB.MultiGet): the binary searches of up to
+// 64 keys take their steps together. The steps of the branch-free search
+// depend only on the level's size, so each one is a loop over the keys
+// whose loads are independent and overlap, where one key's search waits
+// on each of its loads in turn.
+func (v *Version) FindFileBatch(level int, ukeys [][]byte, at []int) {
+	checkSortedLevel(level)
+	files := v.Files[level]
+	x := v.index[level]
+	if x == nil || len(files) == 0 {
+		for j, k := range ukeys {
+			at[j] = -1
+			if fs := v.FindFiles(level, k); len(fs) > 0 {
+				at[j] = v.searchLargest(level, k)
+			}
+		}
+		return
+	}
+	at = at[:len(ukeys)]
+	for len(ukeys) > 0 {
+		m := min(len(ukeys), findBatch)
+		x.findBatch(files, ukeys[:m], at[:m])
+		ukeys, at = ukeys[m:], at[m:]
+	}
+}
+
+// findBatch is FindFileBatch for at most findBatch keys of an indexed
+// level.
+func (x *levelIndex) findBatch(files []*FileMetadata, ukeys [][]byte, at []int) {
+	var ps [findBatch]uint64
+	var rel [findBatch]int
+	var lo [findBatch]int
+	m := len(ukeys)
+	for j, k := range ukeys {
+		rel[j], ps[j] = x.locate(k)
+	}
+	w := x.largest
+	for n := len(w); n > 1; {
+		half := n >> 1
+		for j := 0; j < m; j++ {
+			l := lo[j]
+			lo[j] = l + half&-b2i(w[l+half-1] < ps[j])
+		}
+		n -= half
+	}
+	for j, k := range ukeys {
+		if rel[j] != 0 {
+			at[j] = -1
+			continue
+		}
+		p, i := ps[j], lo[j]
+		if w[i] < p {
+			i++
+		}
+		if i < len(w) && w[i] == p {
+			i = firstGE(w, files, (*FileMetadata).largestUkey, k, p)
+		}
+		if i == len(w) {
+			at[j] = -1
+			continue
+		}
+		if s := x.smallest[i]; s > p || s == p && bytes.Compare(files[i].smallestUkey(), k) > 0 {
+			at[j] = -1
+			continue
+		}
+		at[j] = i
+	}
+}

@@ -1,0 +1,312 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// keyShape draws user keys of one family. The families are chosen to
+// reach every branch of the level index: keys whose common prefix is long,
+// keys that differ only after the 8-byte window (long runs of equal
+// windows), short keys and keys that are proper prefixes of each other
+// with zero bytes (zero-padding ties), and arbitrary bytes.
+type keyShape func(rng *rand.Rand) []byte
+
+var keyShapes = map[string]keyShape{
+	"random": func(rng *rand.Rand) []byte { return randBytes(rng, 12) },
+	"decimal": func(rng *rand.Rand) []byte {
+		return []byte(fmt.Sprintf("%016d", rng.Intn(100000)))
+	},
+	"beyond-window": func(rng *rand.Rand) []byte {
+		// "tenant" + 12 bytes that rarely differ + a varying tail: every
+		// window after the common prefix is one of two values.
+		k := []byte("tenant:")
+		if rng.Intn(2) == 0 {
+			k = append(k, "aaaaaaaaaaaa"...)
+		} else {
+			k = append(k, "aaaaaaaaaaab"...)
+		}
+		return append(k, fmt.Sprintf("%06d", rng.Intn(5000))...)
+	},
+	"zeros": func(rng *rand.Rand) []byte {
+		k := []byte("p")
+		for n := rng.Intn(11); n > 0; n-- {
+			k = append(k, []byte{0, 0, 1, 0xff}[rng.Intn(4)])
+		}
+		return k
+	},
+	"tiny": func(rng *rand.Rand) []byte { return []byte{byte(rng.Intn(3))}[:rng.Intn(2)] },
+}
+
+// sortedLevel builds a Version (through a Builder, so with its index)
+// whose level 1 holds n disjoint tables cut from sorted distinct keys
+// drawn from shape; with shared, some adjacent tables share a boundary
+// user key, as LevelDB can write.
+func sortedLevel(t testing.TB, rng *rand.Rand, shape keyShape, n int, shared bool) *Version {
+	seen := map[string]bool{}
+	var keys [][]byte
+	for i := 0; i < 4*n+2; i++ {
+		k := shape(rng)
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	var e VersionEdit
+	num := uint64(1)
+	// A shared boundary key's newer versions end one table (sequence
+	// number 60 here) and its older ones start the next (40).
+	startSeq := uint64(90)
+	for i := 0; i < len(keys); {
+		lo := i
+		hi := min(len(keys)-1, lo+rng.Intn(4))
+		m := &FileMetadata{FileNum: num, Size: 100, SmallestSeq: 1, LargestSeq: 100,
+			Smallest: base.MakeInternalKey(keys[lo], startSeq, base.KindSet)}
+		num++
+		i, startSeq = hi+1, 90
+		endSeq := uint64(10)
+		if shared && hi > lo && rng.Intn(3) == 0 && i < len(keys) {
+			i, startSeq, endSeq = hi, 40, 60 // the next table starts at this one's last key
+		}
+		m.Largest = base.MakeInternalKey(keys[hi], endSeq, base.KindSet)
+		if lo == hi && startSeq < endSeq {
+			m.Smallest, m.Largest = m.Largest, m.Smallest
+		}
+		e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 1, Meta: m})
+	}
+	b := NewBuilder(nil)
+	if err := b.Apply(&e); err != nil {
+		t.Fatal(err)
+	}
+	v, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestLevelIndexAgainstScan checks the indexed searches (FindFiles,
+// SearchLargest, SearchSmallest) against a linear scan and against the
+// same Version without its index, for every key shape, with and without
+// shared boundaries, for keys drawn from the level's own bounds, their
+// neighbours and unrelated bytes.
+func TestLevelIndexAgainstScan(t *testing.T) {
+	for name, shape := range keyShapes {
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/shared=%v", name, shared), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(int64(len(name))))
+				sawShared := false
+				defer func() {
+					if shared && !sawShared && name != "tiny" {
+						t.Error("no level with a shared boundary was built")
+					}
+				}()
+				for round := 0; round < 30; round++ {
+					v := sortedLevel(t, rng, shape, 1+rng.Intn(60), shared)
+					sawShared = sawShared || v.SharedBoundaries[1]
+					if v.index[1] == nil && len(v.Files[1]) > 0 {
+						t.Fatal("Finish built no index")
+					}
+					plain := &Version{Files: v.Files, SharedBoundaries: v.SharedBoundaries}
+					files := v.Files[1]
+					var probes [][]byte
+					for _, f := range files {
+						for _, k := range [][]byte{f.smallestUkey(), f.largestUkey()} {
+							probes = append(probes, k, append(slices.Clone(k), 0), k[:len(k)-min(len(k), 1)])
+							if len(k) > 0 {
+								up := slices.Clone(k)
+								up[len(up)-1]++
+								probes = append(probes, up)
+							}
+						}
+					}
+					for i := 0; i < 200; i++ {
+						probes = append(probes, shape(rng), randBytes(rng, 20))
+					}
+					probes = append(probes, nil, []byte{}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+					rng.Shuffle(len(probes), func(a, b int) { probes[a], probes[b] = probes[b], probes[a] })
+					for _, w := range []*Version{v, plain} {
+						at := make([]int, len(probes))
+						w.FindFileBatch(1, probes, at)
+						for j, k := range probes {
+							want := -1
+							if fs := w.FindFiles(1, k); len(fs) > 0 {
+								want = slices.Index(files, fs[0])
+							}
+							if at[j] != want {
+								t.Fatalf("FindFileBatch: key %d of %d (%q) at %d, want %d (indexed %v)\n%s", j, len(probes), k, at[j], want, w == v, v)
+							}
+						}
+					}
+					for _, k := range probes {
+						wantL := slices.IndexFunc(files, func(f *FileMetadata) bool { return bytes.Compare(f.largestUkey(), k) >= 0 })
+						if wantL < 0 {
+							wantL = len(files)
+						}
+						wantS := slices.IndexFunc(files, func(f *FileMetadata) bool { return bytes.Compare(f.smallestUkey(), k) >= 0 })
+						if wantS < 0 {
+							wantS = len(files)
+						}
+						var wantF []*FileMetadata
+						for _, f := range files {
+							if bytes.Compare(f.smallestUkey(), k) <= 0 && bytes.Compare(k, f.largestUkey()) <= 0 {
+								wantF = append(wantF, f)
+							}
+						}
+						if !shared && len(wantF) > 1 {
+							t.Fatalf("a disjoint level holds %q in %d tables", k, len(wantF))
+						}
+						for _, w := range []*Version{v, plain} {
+							if got := w.SearchLargest(1, k); got != wantL {
+								t.Fatalf("SearchLargest(%q) = %d, want %d (indexed %v)\n%s", k, got, wantL, w == v, v)
+							}
+							if got := w.SearchSmallest(1, k); got != wantS {
+								t.Fatalf("SearchSmallest(%q) = %d, want %d (indexed %v)\n%s", k, got, wantS, w == v, v)
+							}
+							if got := w.FindFiles(1, k); !slices.Equal(got, wantF) {
+								t.Fatalf("FindFiles(%q) = %v, want %v (indexed %v)\n%s", k, got, wantF, w == v, v)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLevelIndexFollowsEdits: a Version built on another keeps the index
+// of each level the edits left alone and rebuilds the others, so searches
+// stay right through a sequence of edits (random valid histories).
+func TestLevelIndexFollowsEdits(t *testing.T) {
+	for seed := int64(1); seed <= 4; seed++ {
+		v, _ := randomVersion(seed, 40)
+		rng := rand.New(rand.NewSource(seed))
+		for level := 1; level < NumLevels; level++ {
+			files := v.Files[level]
+			if (v.index[level] != nil) != (len(files) > 0) {
+				t.Fatalf("seed %d L%d: %d files, index %v", seed, level, len(files), v.index[level] != nil)
+			}
+			for q := 0; q < 500; q++ {
+				k := queryKey(rng, false)
+				want := bruteOverlaps(v, level, k, k)
+				if got := v.FindFiles(level, k); !slices.Equal(got, want) {
+					t.Fatalf("seed %d: FindFiles(L%d, %q) = %v, want %v\n%s", seed, level, k, got, want, v)
+				}
+			}
+		}
+	}
+}
+
+// FuzzLevelIndex: any sorted set of keys cut into tables, any probe: the
+// indexed search agrees with the plain one.
+func FuzzLevelIndex(f *testing.F) {
+	f.Add([]byte("a\x00b\x00c"), []byte("b"), uint8(1))
+	f.Add([]byte("00000000001\x0000000000002\x0000000000003"), []byte("0000000000015"), uint8(2))
+	f.Add([]byte("p\x00\x00\x00p\x00\x00p\x00p"), []byte("p\x00"), uint8(0))
+	f.Fuzz(func(t *testing.T, keyData, probe []byte, cut uint8) {
+		parts := bytes.Split(keyData, []byte{0})
+		slices.SortFunc(parts, bytes.Compare)
+		parts = slices.CompactFunc(parts, bytes.Equal)
+		if len(parts) == 0 || len(parts) > 200 {
+			return
+		}
+		var e VersionEdit
+		step := int(cut%4) + 1
+		for i, num := 0, uint64(1); i < len(parts); i, num = i+step, num+1 {
+			hi := min(i+step-1, len(parts)-1)
+			e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 2, Meta: meta(num, string(parts[i]), string(parts[hi]), 1, 2)})
+		}
+		b := NewBuilder(nil)
+		if err := b.Apply(&e); err != nil {
+			t.Fatal(err)
+		}
+		v, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := &Version{Files: v.Files}
+		if a, b := v.SearchLargest(2, probe), plain.SearchLargest(2, probe); a != b {
+			t.Fatalf("SearchLargest(%q) = %d indexed, %d plain", probe, a, b)
+		}
+		if a, b := v.SearchSmallest(2, probe), plain.SearchSmallest(2, probe); a != b {
+			t.Fatalf("SearchSmallest(%q) = %d indexed, %d plain", probe, a, b)
+		}
+		if a, b := v.FindFiles(2, probe), plain.FindFiles(2, probe); !slices.Equal(a, b) {
+			t.Fatalf("FindFiles(%q) = %v indexed, %v plain", probe, a, b)
+		}
+		// The batch: the probe and the level's own bounds.
+		batch := append([][]byte{probe}, parts...)
+		at := make([]int, len(batch))
+		v.FindFileBatch(2, batch, at)
+		for j, k := range batch {
+			want := -1
+			if fs := plain.FindFiles(2, k); len(fs) > 0 {
+				want = slices.Index(v.Files[2], fs[0])
+			}
+			if at[j] != want {
+				t.Fatalf("FindFileBatch(%q) = %d, want %d", k, at[j], want)
+			}
+		}
+	})
+}
+
+// BenchmarkFindFiles: the search of a Get's table on a level of 184
+// tables of 16-byte decimal keys (a 10,000,000-key store compacted), with
+// and without the index.
+func BenchmarkFindFiles(b *testing.B) {
+	var e VersionEdit
+	const n = 184
+	for i := 0; i < n; i++ {
+		lo := fmt.Sprintf("%016d", i*54000)
+		hi := fmt.Sprintf("%016d", i*54000+53999)
+		e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 3, Meta: meta(uint64(i+1), lo, hi, 1, 2)})
+	}
+	bl := NewBuilder(nil)
+	if err := bl.Apply(&e); err != nil {
+		b.Fatal(err)
+	}
+	v, err := bl.Finish()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("%016d", rng.Intn(n*54000)))
+	}
+	b.Run("batch64", func(b *testing.B) {
+		var at [64]int
+		found := 0
+		for i := 0; i < b.N; i += 64 {
+			start := i % len(keys)
+			v.FindFileBatch(3, keys[start:start+64], at[:])
+			for _, a := range at {
+				found += b2i(a >= 0)
+			}
+		}
+		if found < b.N {
+			b.Fatalf("found %d of %d", found, b.N)
+		}
+	})
+	for _, indexed := range []bool{true, false} {
+		w := v
+		if !indexed {
+			w = &Version{Files: v.Files}
+		}
+		b.Run(fmt.Sprintf("indexed=%v", indexed), func(b *testing.B) {
+			found := 0
+			for i := 0; i < b.N; i++ {
+				found += len(w.FindFiles(3, keys[i%len(keys)]))
+			}
+			if found != b.N {
+				b.Fatalf("found %d of %d", found, b.N)
+			}
+		})
+	}
+}
