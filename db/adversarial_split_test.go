@@ -1029,12 +1029,6 @@ func TestAdvSplitTombstonesMultiply(t *testing.T) {
 	t.Logf("%d DeleteRanges, %d tables: %d tombstone pieces in tables; first Get of a read state %v; 1000 snapshot Gets %v", n, tables, got, first, time.Since(start))
 }
 
-// (A test of sortByKey against bytes.Compare over 3,000 random batches of
-// 2 to 1,025 keys with common prefixes, zero bytes and keys shorter than
-// the prefix passed on a97eb4d; it is left out here because an
-// uncommitted edit of db/multiget.go stops calling sortByKey and may
-// delete it.)
-
 // TestAdvSplitPiecesReclaimed: once the snapshot that kept a wide
 // tombstone is released, CompactRange(nil, nil) must drop every piece of
 // it (and the keys it deletes), across reopen; and kvtool-style table

@@ -485,9 +485,9 @@ func (d *DB) traceSeek(it *Iterator, key []byte, tr *SeekTrace) error {
 		prefix, prefixOK = filter.ScanPrefix(d.opts.Prefix, it.lower, it.upper)
 	}
 	rangeOK := d.opts.RangeFilter != nil && it.lower != nil && it.upper != nil
-	for level, files := range rs.v.Files {
+	for level := range rs.v.Files {
 		landed := false
-		for _, f := range it.overlapping(level, files) {
+		for _, f := range it.overlapping(rs.v, level) {
 			if level > 0 && (landed || bytes.Compare(base.UserKey(f.Largest), target) < 0) {
 				continue
 			}

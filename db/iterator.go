@@ -160,7 +160,7 @@ func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
 		if len(files) == 0 || it.empty {
 			continue
 		}
-		files = it.overlapping(level, files)
+		files = it.overlapping(it.rs.v, level)
 		if len(files) > 0 && (prefixOK || rangeOK) {
 			var err error
 			if files, err = it.filtered(level, files, prefix, prefixOK, rangeOK); err != nil {
@@ -309,30 +309,22 @@ func (it *Iterator) filtered(level int, files []*manifest.FileMetadata, prefix [
 	return out, nil
 }
 
-// overlapping returns the files whose user-key range meets the bounds.
-// For a level >= 1, sorted and disjoint, that is a contiguous run, found
-// by binary search. The result may share files' array: callers must not
-// write to it.
-func (it *Iterator) overlapping(level int, files []*manifest.FileMetadata) []*manifest.FileMetadata {
+// overlapping returns the files of v's level whose user-key range meets
+// the bounds. For a level >= 1, sorted and disjoint, that is a contiguous
+// run, found by the level's index (manifest.Version.SearchLargest). The
+// result may share the version's array: callers must not write to it.
+func (it *Iterator) overlapping(v *manifest.Version, level int) []*manifest.FileMetadata {
+	files := v.Files[level]
 	if it.lower == nil && it.upper == nil {
 		return files
 	}
 	if level > 0 {
 		lo, hi := 0, len(files)
 		if it.lower != nil {
-			lo = sort.Search(len(files), func(i int) bool { return bytes.Compare(base.UserKey(files[i].Largest), it.lower) >= 0 })
+			lo = v.SearchLargest(level, it.lower)
 		}
 		if it.upper != nil {
-			// Short bounds (a prefix, a small range) meet one table or
-			// none: two comparisons settle that before a search.
-			switch {
-			case lo == len(files) || bytes.Compare(base.UserKey(files[lo].Smallest), it.upper) >= 0:
-				hi = lo
-			case lo+1 == len(files) || bytes.Compare(base.UserKey(files[lo+1].Smallest), it.upper) >= 0:
-				hi = lo + 1
-			default:
-				hi = lo + 2 + sort.Search(len(files)-lo-2, func(i int) bool { return bytes.Compare(base.UserKey(files[lo+2+i].Smallest), it.upper) >= 0 })
-			}
+			hi = max(lo, v.SearchSmallest(level, it.upper))
 		}
 		return files[lo:hi:hi]
 	}

@@ -2,9 +2,6 @@ package db
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
-	"slices"
 	"sync"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -93,12 +90,6 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		pending = append(pending, i)
 	}
 
-	// In key order, the keys meet each level's tables in order: one walk
-	// over a level replaces a binary search per key, and the keys one
-	// table holds come together, so it is fetched from the table cache
-	// once for all of them.
-	sortByKey(pending, keys)
-
 	mg := multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq}
 	mg.sc = mgScratchPool.Get().(*mgScratch)
 	for level := 0; level < manifest.NumLevels && len(pending) > 0; level++ {
@@ -107,65 +98,60 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 			continue
 		}
 		mg.level = level
+		// out collects the keys the level leaves unanswered. It shares
+		// pending's array: it never holds more keys than the loop has
+		// passed (a key is in out or queued, and a probe moves the queued
+		// ones to out).
 		if level == 0 {
 			// Newest first; a key one table answers is not asked of the
-			// older ones. The keys a table's range holds are a run of the
-			// sorted pending keys.
+			// older ones.
 			for _, f := range files {
 				lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
-				a := 0
-				for a < len(pending) && bytes.Compare(keys[pending[a]], lo) < 0 {
-					a++
+				out := pending[:0]
+				var r *sstable.Reader
+				var rerr error
+				for _, i := range pending {
+					if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
+						out = append(out, i)
+						continue
+					}
+					if r == nil && rerr == nil {
+						r, rerr = d.tables.get(f)
+					}
+					if rerr != nil {
+						errs[i] = rerr
+						continue
+					}
+					out = mg.add(out, i, f, r)
 				}
-				b := a
-				for b < len(pending) && bytes.Compare(keys[pending[b]], hi) <= 0 {
-					b++
+				pending = mg.probe(out)
+			}
+		} else {
+			// Each key's table from the level's index, the searches of up
+			// to 64 keys in lockstep (sorting the batch to walk the level
+			// cost more).
+			out := pending[:0]
+			var kbuf [64][]byte
+			var at [64]int
+			for start := 0; start < len(pending); start += len(kbuf) {
+				chunk := pending[start:min(start+len(kbuf), len(pending))]
+				for j, i := range chunk {
+					kbuf[j] = keys[i]
 				}
-				if a == b {
-					continue
-				}
-				r, err := d.tables.get(f)
-				out := pending[:a]
-				for _, i := range pending[a:b] {
+				rs.v.FindFileBatch(level, kbuf[:len(chunk)], at[:len(chunk)])
+				for j, i := range chunk {
+					if at[j] < 0 {
+						out = append(out, i)
+						continue
+					}
+					f := files[at[j]]
+					r, err := d.tables.get(f)
 					if err != nil {
 						errs[i] = err
 						continue
 					}
 					out = mg.add(out, i, f, r)
 				}
-				out = mg.probe(out)
-				pending = append(out, pending[b:]...)
-			}
-		} else {
-			// One walk over the level's tables gives every key its table.
-			out := pending[:0]
-			j := 0 // the first table of the level not wholly before the key
-			var r *sstable.Reader
-			var rerr error
-			for p, i := range pending {
-				k := keys[i]
-				for j < len(files) && bytes.Compare(base.UserKey(files[j].Largest), k) < 0 {
-					j++
-					r, rerr = nil, nil
-				}
-				if j == len(files) {
-					out = mg.probe(out)
-					out = append(out, pending[p:]...)
-					break
-				}
-				f := files[j]
-				if bytes.Compare(k, base.UserKey(f.Smallest)) < 0 {
-					out = mg.add(out, i, nil, nil) // in no table of the level
-					continue
-				}
-				if r == nil && rerr == nil {
-					r, rerr = d.tables.get(f)
-				}
-				if rerr != nil {
-					errs[i] = rerr
-					continue
-				}
-				out = mg.add(out, i, f, r)
 			}
 			pending = mg.probe(out)
 		}
@@ -178,67 +164,6 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		errs[i] = ErrNotFound
 	}
 	return values, errs
-}
-
-// sortByKey sorts the indexes idx by their keys. A sort that compares
-// keys through a function costs more than the binary searches it saves,
-// so it sorts plain integers: the 8 bytes after the keys' common prefix,
-// with the index in the low bits, and then settles any run of keys those
-// bytes do not tell apart with bytes.Compare.
-func sortByKey(idx []int, keys [][]byte) {
-	if len(idx) < 2 {
-		return
-	}
-	first := keys[idx[0]]
-	cp := len(first)
-	for _, i := range idx[1:] {
-		k := keys[i]
-		n := min(cp, len(k))
-		j := 0
-		for j+8 <= n && binary.LittleEndian.Uint64(k[j:]) == binary.LittleEndian.Uint64(first[j:]) {
-			j += 8
-		}
-		for j < n && k[j] == first[j] {
-			j++
-		}
-		cp = j
-	}
-	ibits := uint(bits.Len(uint(len(idx) - 1))) // bits for a position in idx
-	var buf [64]uint64
-	packed := buf[:0]
-	if len(idx) > len(buf) {
-		packed = make([]uint64, 0, len(idx))
-	}
-	for pos, i := range idx {
-		var b [8]byte
-		if k := keys[i]; cp < len(k) {
-			copy(b[:], k[cp:])
-		}
-		packed = append(packed, binary.BigEndian.Uint64(b[:])>>ibits<<ibits|uint64(pos))
-	}
-	slices.Sort(packed)
-	var obuf [64]int
-	orig := obuf[:0]
-	if len(idx) > len(obuf) {
-		orig = make([]int, 0, len(idx))
-	}
-	orig = append(orig, idx...)
-	mask := uint64(1)<<ibits - 1
-	for j, p := range packed {
-		idx[j] = orig[p&mask]
-	}
-	// Keys whose packed prefixes are equal may be in any order among
-	// themselves: order each such run by the keys.
-	for lo := 0; lo < len(packed); {
-		hi := lo + 1
-		for hi < len(packed) && packed[hi]&^mask == packed[lo]&^mask {
-			hi++
-		}
-		if hi-lo > 1 {
-			slices.SortFunc(idx[lo:hi], func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
-		}
-		lo = hi
-	}
 }
 
 // multiGet is the state of one MultiGet: the table being read and the
@@ -267,16 +192,15 @@ type mgScratch struct {
 	keys    [64][]byte
 	filters [64][]byte
 	maybe   [64]bool
-	files   [64]*manifest.FileMetadata // nil: the key is in no table of the level
+	files   [64]*manifest.FileMetadata
 	readers [64]*sstable.Reader
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
 
-// add queues key i for a lookup in table f, read through r, or, when f is
-// nil, records that no table of the level holds it. out collects the keys
-// left unanswered, in the order they were added; add returns it extended
-// by the keys of a full queue it had to probe.
+// add queues key i for a lookup in table f, read through r. out collects
+// the keys left unanswered; add returns it extended by the keys of a full
+// queue it had to probe.
 func (mg *multiGet) add(out []int, i int, f *manifest.FileMetadata, r *sstable.Reader) []int {
 	sc := mg.sc
 	if sc.n == len(sc.idx) {
@@ -290,7 +214,7 @@ func (mg *multiGet) add(out []int, i int, f *manifest.FileMetadata, r *sstable.R
 
 // probe answers the queued keys: their filter probes in one batch, then
 // the index and a data block for each key a filter lets through. It
-// returns out extended by the keys no table answered, in queue order.
+// returns out extended by the keys no table answered.
 func (mg *multiGet) probe(out []int) []int {
 	sc := mg.sc
 	n := sc.n
@@ -303,10 +227,6 @@ func (mg *multiGet) probe(out []int) []int {
 	var policy filter.Policy
 	batch := true
 	for j := 0; j < n; j++ {
-		if sc.files[j] == nil {
-			sc.filters[j] = nil
-			continue
-		}
 		p, data := sc.readers[j].Filter()
 		sc.filters[j] = data
 		switch {
@@ -325,17 +245,11 @@ func (mg *multiGet) probe(out []int) []int {
 		filter.MayContainBatch(policy, sc.filters[:n], sc.keys[:n], sc.maybe[:n])
 	} else {
 		for j := 0; j < n; j++ {
-			if sc.files[j] != nil {
-				sc.maybe[j] = sc.readers[j].MayContain(sc.keys[j])
-			}
+			sc.maybe[j] = sc.readers[j].MayContain(sc.keys[j])
 		}
 	}
 	for j := 0; j < n; j++ {
 		i, f, r := sc.idx[j], sc.files[j], sc.readers[j]
-		if f == nil {
-			out = append(out, i)
-			continue
-		}
 		filtered := r.HasFilter()
 		if filtered {
 			mg.checks++
