@@ -351,7 +351,8 @@ func BenchmarkMultiGet(b *testing.B) {
 	const n = 200000
 	for _, present := range []bool{false, true} {
 		for _, size := range []int{1, 8, 64} {
-			for _, how := range []string{"loop", "multi"} {
+			// multi1: MultiGetParallelism 1, every lookup in the caller.
+			for _, how := range []string{"loop", "multi", "multi1"} {
 				name := fmt.Sprintf("absent/batch=%d/%s", size, how)
 				if present {
 					name = fmt.Sprintf("present/batch=%d/%s", size, how)
@@ -359,6 +360,9 @@ func BenchmarkMultiGet(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					d := benchDB(b, n)
 					defer d.Close()
+					if how == "multi1" {
+						d.opts.multiGetWorkers = 1
+					}
 					rng := rand.New(rand.NewSource(2))
 					keys := make([][]byte, 4096)
 					for i := range keys {
@@ -373,7 +377,7 @@ func BenchmarkMultiGet(b *testing.B) {
 					for i := 0; i < b.N; i += size {
 						start := i & 4095 &^ (size - 1)
 						batch := keys[start : start+size]
-						if how == "multi" {
+						if how != "loop" {
 							_, errs := d.MultiGet(batch, nil)
 							if present && errs[0] != nil {
 								b.Fatal(errs[0])

@@ -200,7 +200,7 @@ func TestOpenErrors(t *testing.T) {
 	})
 	t.Run("invalid options", func(t *testing.T) {
 		for _, o := range []*Options{
-			{WriteBufferSize: -1}, {BlockSize: -1}, {BlockCacheSize: -5}, {BlockRestartInterval: -1}, {MaxOpenFiles: -1},
+			{WriteBufferSize: -1}, {BlockSize: -1}, {BlockCacheSize: -5}, {BlockRestartInterval: -1}, {MaxOpenFiles: -1}, {MultiGetParallelism: -1},
 			{ErrorIfExists: true, ErrorIfMissing: true}, {FilterPolicy: filter.NewBloomPolicy(-1)},
 		} {
 			if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrInvalidOptions) {

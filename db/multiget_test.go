@@ -30,99 +30,103 @@ func TestMultiGetAgainstGet(t *testing.T) {
 		// One policy name at different bits per key: one batch.
 		{"monkey", Options{WriteBufferSize: 8 << 10, FilterBudgetBitsPerKey: 8}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := tc.o
-			o.FS = vfs.NewMem()
-			d := mustOpen(t, "/db", &o)
-			defer d.Close()
-			rng := rand.New(rand.NewSource(7))
-			model := map[string]string{}
-			var snaps []*Snapshot
-			var snapModels []map[string]string
-			sawL0, sawDeeper := false, false
-			for round := 0; round < 8; round++ {
-				for i := 0; i < 400; i++ {
-					k := fmt.Sprintf("key%05d", rng.Intn(3000))
-					if rng.Intn(6) == 0 {
-						d.Delete([]byte(k), nil)
-						delete(model, k)
-					} else {
-						v := fmt.Sprintf("v%d-%d", round, rng.Int())
-						d.Put([]byte(k), []byte(v), nil)
-						model[k] = v
+		// Lookups in the caller only, and spread over helper goroutines.
+		for _, par := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/parallelism=%d", tc.name, par), func(t *testing.T) {
+				o := tc.o
+				o.FS = vfs.NewMem()
+				o.MultiGetParallelism = par
+				d := mustOpen(t, "/db", &o)
+				defer d.Close()
+				rng := rand.New(rand.NewSource(7))
+				model := map[string]string{}
+				var snaps []*Snapshot
+				var snapModels []map[string]string
+				sawL0, sawDeeper := false, false
+				for round := 0; round < 8; round++ {
+					for i := 0; i < 400; i++ {
+						k := fmt.Sprintf("key%05d", rng.Intn(3000))
+						if rng.Intn(6) == 0 {
+							d.Delete([]byte(k), nil)
+							delete(model, k)
+						} else {
+							v := fmt.Sprintf("v%d-%d", round, rng.Int())
+							d.Put([]byte(k), []byte(v), nil)
+							model[k] = v
+						}
 					}
-				}
-				if round%3 == 0 {
-					s := d.NewSnapshot()
-					m := map[string]string{}
-					for k, v := range model {
-						m[k] = v
+					if round%3 == 0 {
+						s := d.NewSnapshot()
+						m := map[string]string{}
+						for k, v := range model {
+							m[k] = v
+						}
+						snaps, snapModels = append(snaps, s), append(snapModels, m)
 					}
-					snaps, snapModels = append(snaps, s), append(snapModels, m)
-				}
-				if round == 4 {
-					if err := d.CompactRange(nil, nil); err != nil {
-						t.Fatal(err)
+					if round == 4 {
+						if err := d.CompactRange(nil, nil); err != nil {
+							t.Fatal(err)
+						}
 					}
-				}
-				m := d.Metrics()
-				sawL0 = sawL0 || m.Levels[0].Files > 0
-				sawDeeper = sawDeeper || m.Levels[1].Files+m.Levels[2].Files > 0
-				for q := 0; q < 20; q++ {
-					n := rng.Intn(100)
-					keys := make([][]byte, n)
-					for j := range keys {
-						switch rng.Intn(4) {
-						case 0:
-							keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)) + "x") // absent, sorts among real keys
-						case 1:
-							if j > 0 {
-								keys[j] = keys[rng.Intn(j)] // a duplicate
-								continue
+					m := d.Metrics()
+					sawL0 = sawL0 || m.Levels[0].Files > 0
+					sawDeeper = sawDeeper || m.Levels[1].Files+m.Levels[2].Files > 0
+					for q := 0; q < 20; q++ {
+						n := rng.Intn(100)
+						keys := make([][]byte, n)
+						for j := range keys {
+							switch rng.Intn(4) {
+							case 0:
+								keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)) + "x") // absent, sorts among real keys
+							case 1:
+								if j > 0 {
+									keys[j] = keys[rng.Intn(j)] // a duplicate
+									continue
+								}
+								fallthrough
+							default:
+								keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)))
 							}
-							fallthrough
-						default:
-							keys[j] = []byte(fmt.Sprintf("key%05d", rng.Intn(3000)))
 						}
-					}
-					ro, want := (*ReadOptions)(nil), model
-					if rng.Intn(3) == 0 {
-						s := rng.Intn(len(snaps))
-						ro, want = &ReadOptions{Snapshot: snaps[s]}, snapModels[s]
-					}
-					orig := make([][]byte, n)
-					for j := range keys {
-						orig[j] = append([]byte(nil), keys[j]...)
-					}
-					vals, errs := d.MultiGet(keys, ro)
-					if len(vals) != n || len(errs) != n {
-						t.Fatalf("MultiGet of %d keys returned %d values, %d errors", n, len(vals), len(errs))
-					}
-					for j, k := range keys {
-						if !bytes.Equal(k, orig[j]) {
-							t.Fatalf("MultiGet changed key %d", j)
+						ro, want := (*ReadOptions)(nil), model
+						if rng.Intn(3) == 0 {
+							s := rng.Intn(len(snaps))
+							ro, want = &ReadOptions{Snapshot: snaps[s]}, snapModels[s]
 						}
-						wv, ok := want[string(k)]
-						switch {
-						case ok && (errs[j] != nil || string(vals[j]) != wv):
-							t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want %q", round, j, k, vals[j], errs[j], wv)
-						case !ok && (!errors.Is(errs[j], ErrNotFound) || vals[j] != nil):
-							t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want ErrNotFound", round, j, k, vals[j], errs[j])
+						orig := make([][]byte, n)
+						for j := range keys {
+							orig[j] = append([]byte(nil), keys[j]...)
+						}
+						vals, errs := d.MultiGet(keys, ro)
+						if len(vals) != n || len(errs) != n {
+							t.Fatalf("MultiGet of %d keys returned %d values, %d errors", n, len(vals), len(errs))
+						}
+						for j, k := range keys {
+							if !bytes.Equal(k, orig[j]) {
+								t.Fatalf("MultiGet changed key %d", j)
+							}
+							wv, ok := want[string(k)]
+							switch {
+							case ok && (errs[j] != nil || string(vals[j]) != wv):
+								t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want %q", round, j, k, vals[j], errs[j], wv)
+							case !ok && (!errors.Is(errs[j], ErrNotFound) || vals[j] != nil):
+								t.Fatalf("round %d: MultiGet[%d] %q = %q, %v; want ErrNotFound", round, j, k, vals[j], errs[j])
+							}
 						}
 					}
 				}
-			}
-			if !sawL0 || !sawDeeper {
-				t.Fatalf("the queries never met tables in level 0 (%v) or deeper (%v)", sawL0, sawDeeper)
-			}
-			for _, s := range snaps {
-				s.Release()
-			}
-			_, errs := d.MultiGet([][]byte{[]byte("key00001")}, &ReadOptions{Snapshot: snaps[0]})
-			if !errors.Is(errs[0], ErrSnapshotReleased) {
-				t.Fatalf("MultiGet through a released snapshot: %v", errs[0])
-			}
-		})
+				if !sawL0 || !sawDeeper {
+					t.Fatalf("the queries never met tables in level 0 (%v) or deeper (%v)", sawL0, sawDeeper)
+				}
+				for _, s := range snaps {
+					s.Release()
+				}
+				_, errs := d.MultiGet([][]byte{[]byte("key00001")}, &ReadOptions{Snapshot: snaps[0]})
+				if !errors.Is(errs[0], ErrSnapshotReleased) {
+					t.Fatalf("MultiGet through a released snapshot: %v", errs[0])
+				}
+			})
+		}
 	}
 }
 
@@ -130,7 +134,7 @@ func TestMultiGetAgainstGet(t *testing.T) {
 // Get's do: the same lookups move the same counters.
 func TestMultiGetFilterMetrics(t *testing.T) {
 	open := func() *DB {
-		d := mustOpen(t, "/db", &Options{FS: vfs.NewMem(), WriteBufferSize: 8 << 10})
+		d := mustOpen(t, "/db", &Options{FS: vfs.NewMem(), WriteBufferSize: 8 << 10, MultiGetParallelism: 4})
 		for i := 0; i < 3000; i++ {
 			d.Put([]byte(fmt.Sprintf("key%05d", i)), []byte("v"), nil)
 		}
@@ -164,7 +168,9 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 // flushes and compactions run: one MultiGet must see one batch per writer.
 func TestMultiGetConsistentView(t *testing.T) {
 	const writers, keysPerWriter = 3, 16
-	d := mustOpen(t, t.TempDir(), &Options{WriteBufferSize: 8 << 10, L0CompactionTrigger: 2, LBaseMaxBytes: 32 << 10, TargetFileSize: 8 << 10})
+	// MultiGetParallelism 4: the 48 keys' lookups are spread over helper
+	// goroutines, whose reads must see the same view.
+	d := mustOpen(t, t.TempDir(), &Options{WriteBufferSize: 8 << 10, L0CompactionTrigger: 2, LBaseMaxBytes: 32 << 10, TargetFileSize: 8 << 10, MultiGetParallelism: 4})
 	var keys [][]byte
 	for w := 0; w < writers; w++ {
 		for k := 0; k < keysPerWriter; k++ {

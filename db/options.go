@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -231,6 +232,18 @@ type Options struct {
 	// lower, and at least 16. The bound is soft: a read finding every
 	// descriptor busy opens one more rather than wait.
 	MaxOpenFiles int
+	// MultiGetParallelism is the most goroutines, the caller's included,
+	// that one MultiGet reads data blocks with. A key that passes its
+	// table's filter costs a block read (from the block cache, or a
+	// checksum and decompression of a block from the file), most of a
+	// present key's lookup; a MultiGet with at least 16 such keys lets
+	// helper goroutines take some, one goroutine per 8 keys, up to this
+	// bound, so a batch's reads overlap on idle processors. The work
+	// done is the same; it is spread. Default 0: GOMAXPROCS when the
+	// store is opened, at most 8. 1 keeps every read in the calling
+	// goroutine (a server already using every processor for other
+	// requests gains nothing from helpers).
+	MultiGetParallelism int
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system
 	// supports it (the operating system's, on Linux) the log is written
@@ -303,10 +316,12 @@ func PrefixBounds(prefix []byte) (lower, upper []byte) {
 // targets from overflowing (1 TiB × 100^5 < 2^63) and blocks within what
 // the table format decodes.
 const (
-	maxBlockRestartInterval = 1 << 16
-	maxLevelMultiplier      = 100
-	maxLevelBytes           = 1 << 40
-	maxTargetFileSize       = 1 << 40
+	// maxDefaultMultiGetWorkers caps MultiGetParallelism's default.
+	maxDefaultMultiGetWorkers = 8
+	maxBlockRestartInterval   = 1 << 16
+	maxLevelMultiplier        = 100
+	maxLevelBytes             = 1 << 40
+	maxTargetFileSize         = 1 << 40
 )
 
 // resolved holds Options with every default filled in.
@@ -315,6 +330,8 @@ type resolved struct {
 	filterPolicy filter.Policy // nil when filters are off
 	prefixName   string        // Prefix.Name(), asked once: iterators compare it with each table's
 	maxOpenFiles int           // MaxOpenFiles, or its default
+	// multiGetWorkers is MultiGetParallelism, or its default.
+	multiGetWorkers int
 }
 
 func (o *Options) resolve() (*resolved, error) {
@@ -334,6 +351,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("BlockRestartInterval %d is negative", r.BlockRestartInterval)
 	case r.MaxOpenFiles < 0:
 		return bad("MaxOpenFiles %d is negative", r.MaxOpenFiles)
+	case r.MultiGetParallelism < 0:
+		return bad("MultiGetParallelism %d is negative", r.MultiGetParallelism)
 	case r.BlockCacheSize < 0:
 		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
 	case r.ErrorIfExists && r.ErrorIfMissing:
@@ -438,6 +457,10 @@ func (o *Options) resolve() (*resolved, error) {
 	r.maxOpenFiles = r.MaxOpenFiles
 	if r.maxOpenFiles == 0 {
 		r.maxOpenFiles = defaultMaxOpenFiles()
+	}
+	r.multiGetWorkers = r.MultiGetParallelism
+	if r.multiGetWorkers == 0 {
+		r.multiGetWorkers = min(runtime.GOMAXPROCS(0), maxDefaultMultiGetWorkers)
 	}
 	return &r, nil
 }

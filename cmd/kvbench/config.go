@@ -45,6 +45,7 @@ type config struct {
 	lbaseBytes       int64
 	waitCompactions  bool
 	batchSize        int
+	multiGetPar      int
 	// The key layout, prefix and range filters and scans (issue 17).
 	prefixSize           int
 	keysPerPrefix        int
@@ -100,6 +101,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the store at --db as it is: it must exist (a missing one is an error, not a new empty store), the header describes it, and the benchmarks that need a fresh store (the fills) are skipped")
 	fs.BoolVar(&c.waitCompactions, "wait_for_compactions", c.waitCompactions, "before each read benchmark, wait until the store's flushes and compactions are done, as db_bench does (false: read while they run; compactions' block reads are then reported apart from the benchmark's)")
 	fs.IntVar(&c.batchSize, "batch_size", c.batchSize, "keys per DB.MultiGet call of the multiget and multimissing benchmarks")
+	fs.IntVar(&c.multiGetPar, "multiget_parallelism", 0, "Options.MultiGetParallelism: the most goroutines a MultiGet reads data blocks with (0: the default, GOMAXPROCS up to 8; 1: the calling goroutine only)")
 	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
 	fs.BoolVar(&c.histogram, "histogram", false, "print db_bench's latency histogram per benchmark: count, average, stddev, min, median, max, percentiles P50 to P99.99, and the table of buckets (microseconds)")
 	fs.BoolVar(&c.sync, "sync", false, "sync every write")
@@ -134,6 +136,8 @@ func (c *config) validate() error {
 		return errors.New("--compression_ratio must be in (0, 1]")
 	case c.threads < 1:
 		return errors.New("--threads must be >= 1")
+	case c.multiGetPar < 0:
+		return fmt.Errorf("--multiget_parallelism=%d: must be 0 (the default) or more", c.multiGetPar)
 	case c.batchSize < 1 || c.batchSize > db.MaxBatchCount:
 		return fmt.Errorf("--batch_size must be in [1, %d]", db.MaxBatchCount)
 	case c.writeBufferSize < 0 || c.blockSize < 0:
@@ -291,6 +295,8 @@ func (c *config) options(p filter.Policy) *db.Options {
 		L0SlowdownWritesTrigger: c.l0Slowdown,
 		L0StopWritesTrigger:     c.l0Stop,
 		LBaseMaxBytes:           c.lbaseBytes,
+
+		MultiGetParallelism: c.multiGetPar,
 	}
 	if c.cacheSize > 0 {
 		o.BlockCacheSize = c.cacheSize
