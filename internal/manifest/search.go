@@ -35,9 +35,11 @@ func window(b []byte) uint64 {
 	if len(b) >= 8 {
 		return binary.BigEndian.Uint64(b)
 	}
-	var w [8]byte
-	copy(w[:], b)
-	return binary.BigEndian.Uint64(w[:])
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (56 - 8*uint(i))
+	}
+	return w
 }
 
 // buildLevelIndex indexes the tables of a sorted level; nil for none.

@@ -310,3 +310,17 @@ func BenchmarkFindFiles(b *testing.B) {
 		})
 	}
 }
+
+func TestWindow(t *testing.T) {
+	for _, b := range [][]byte{nil, {1}, {1, 2, 3}, {0xff, 0, 0xff, 0, 0xff, 0, 0xff}, {1, 2, 3, 4, 5, 6, 7, 8}, {9, 8, 7, 6, 5, 4, 3, 2, 1}} {
+		var w [8]byte
+		copy(w[:], b)
+		want := uint64(0)
+		for _, c := range w {
+			want = want<<8 | uint64(c)
+		}
+		if got := window(b); got != want {
+			t.Errorf("window(%x) = %x, want %x", b, got, want)
+		}
+	}
+}
