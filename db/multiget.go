@@ -160,6 +160,7 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 	}
 	clear(mg.sc.keys[:])
 	clear(mg.sc.filters[:])
+	clear(mg.sc.files[:])
 	mgScratchPool.Put(mg.sc)
 	for _, i := range pending {
 		errs[i] = ErrNotFound
