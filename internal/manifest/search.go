@@ -20,6 +20,8 @@ type levelIndex struct {
 	// prefix is a prefix every bound of the level has: the longest one,
 	// or shorter so that the window after it is filled (buildLevelIndex).
 	prefix []byte
+	// pre is window(prefix), for the check of a prefix of at most 8 bytes.
+	pre uint64
 	// smallest[i] and largest[i] are the window of table i's smallest and
 	// largest user keys: the 8 bytes after prefix, zero-padded.
 	smallest, largest []uint64
@@ -67,6 +69,7 @@ func buildLevelIndex(files []*FileMetadata) *levelIndex {
 	cp = max(0, min(cp, minLen-8))
 	x := &levelIndex{
 		prefix:   append([]byte(nil), first[:cp]...),
+		pre:      window(first[:cp]),
 		smallest: make([]uint64, n),
 		largest:  make([]uint64, n),
 	}
@@ -82,7 +85,16 @@ func buildLevelIndex(files []*FileMetadata) *levelIndex {
 // window of ukey after the prefix.
 func (x *levelIndex) locate(ukey []byte) (rel int, p uint64) {
 	cp := len(x.prefix)
-	if len(ukey) >= cp && string(ukey[:cp]) == string(x.prefix) {
+	if cp == 0 {
+		return 0, window(ukey)
+	}
+	if cp <= 8 && len(ukey) >= 8 {
+		// The prefix check as one integer comparison of ukey's first
+		// 8 bytes, shifted to the prefix's length.
+		if (binary.BigEndian.Uint64(ukey)^x.pre)>>(64-8*uint(cp)) == 0 {
+			return 0, window(ukey[cp:])
+		}
+	} else if len(ukey) >= cp && string(ukey[:cp]) == string(x.prefix) {
 		return 0, window(ukey[cp:])
 	}
 	// ukey does not start with the prefix: it is smaller than every key
