@@ -324,3 +324,14 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestTailWindow(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	for n := 0; n <= len(key); n++ {
+		for cp := 0; cp <= n; cp++ {
+			if got, want := tailWindow(key[:n], cp), window(key[cp:n]); got != want {
+				t.Errorf("tailWindow(%q, %d) = %x, want %x", key[:n], cp, got, want)
+			}
+		}
+	}
+}
