@@ -205,6 +205,8 @@ func (v *Version) SearchSmallest(level int, ukey []byte) int {
 	return v.searchSmallest(level, ukey)
 }
 
+// checkSortedLevel panics unless level is one of the sorted levels (>= 1),
+// the only ones the searches apply to.
 func checkSortedLevel(level int) {
 	if level < 1 || level >= NumLevels {
 		panic(fmt.Sprintf("manifest: a search of level %d, which is not sorted", level))
