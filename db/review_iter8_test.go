@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,10 +15,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // review8Families draw user keys whose level bounds stress the level
@@ -571,66 +567,6 @@ func TestReview8MultiGetConcurrent(t *testing.T) {
 	}
 }
 
-// review8WriteHandStore is writeHandStore with any number of tables: a
-// LevelDB-encoded MANIFEST naming them.
-func review8WriteHandStore(t *testing.T, dir string, tables []sbTable, lastSeq uint64) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	next := uint64(0)
-	for _, tb := range tables {
-		next = max(next, tb.num+1)
-	}
-	edit := &manifest.VersionEdit{
-		Comparer: levelDBComparerName, LogNumber: next, HasLogNumber: true,
-		NextFileNumber: next + 2, HasNextFileNumber: true, LastSequence: lastSeq, HasLastSequence: true,
-	}
-	for _, tb := range tables {
-		name := filepath.Join(dir, filepath.Base(ldbTableFileName("", tb.num)))
-		f, err := os.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := sstable.NewWriter(f, sstable.WriterOptions{BlockSize: 128})
-		for _, e := range tb.ents {
-			if err := w.Add(base.MakeInternalKey([]byte(e.key), e.seq, e.kind), []byte(e.val)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := w.Finish(); err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := f.Stat()
-		f.Close()
-		first, last := tb.ents[0], tb.ents[len(tb.ents)-1]
-		m := &manifest.FileMetadata{FileNum: tb.num, Size: uint64(fi.Size()),
-			Smallest: base.MakeInternalKey([]byte(first.key), first.seq, first.kind),
-			Largest:  base.MakeInternalKey([]byte(last.key), last.seq, last.kind)}
-		m.UnknownSeqs()
-		edit.NewFiles = append(edit.NewFiles, manifest.NewFileEntry{Level: tb.level, Meta: m})
-	}
-	rec, err := edit.EncodeLevelDB(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mname := fmt.Sprintf("MANIFEST-%06d", next+1)
-	mf, err := os.Create(filepath.Join(dir, mname))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wal.NewWriter(mf).AddRecord(rec); err != nil {
-		t.Fatal(err)
-	}
-	mf.Close()
-	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte(mname+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.log", next)), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestReview8SharedBoundaryOddKeys: a LevelDB-format store whose level 1
 // splits keys' versions between neighbouring tables (SharedBoundaries),
 // over keys that differ only past the index's window, with deletions
@@ -704,7 +640,7 @@ func TestReview8SharedBoundaryOddKeys(t *testing.T) {
 		tables = append(tables, sbTable{num, 1, ents})
 	}
 	dir := filepath.Join(t.TempDir(), "db")
-	review8WriteHandStore(t, dir, tables, seq+1)
+	writeHandStoreWith(t, dir, tables, seq+1, 128)
 	check := func(d *DB, what string) {
 		t.Helper()
 		var probes [][]byte

@@ -2,6 +2,7 @@ package db
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,15 +41,28 @@ func writeSharedBoundaryStore(t *testing.T, dir string) {
 }
 
 // writeHandStore writes the tables and a LevelDB-encoded MANIFEST naming
-// them (last sequence 30, next file 10).
+// them (last sequence 30), with the default block size.
 func writeHandStore(t *testing.T, dir string, tables []sbTable) {
+	t.Helper()
+	writeHandStoreWith(t, dir, tables, 30, 0)
+}
+
+// writeHandStoreWith writes the tables, in blocks of blockSize bytes (0:
+// the default), and a LevelDB-encoded MANIFEST naming them with last
+// sequence lastSeq; the log, MANIFEST and next file numbers follow the
+// largest table number.
+func writeHandStoreWith(t *testing.T, dir string, tables []sbTable, lastSeq uint64, blockSize int) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	next := uint64(0)
+	for _, tb := range tables {
+		next = max(next, tb.num+1)
+	}
 	edit := &manifest.VersionEdit{
-		Comparer: levelDBComparerName, LogNumber: 0, HasLogNumber: true,
-		NextFileNumber: 10, HasNextFileNumber: true, LastSequence: 30, HasLastSequence: true,
+		Comparer: levelDBComparerName, LogNumber: next, HasLogNumber: true,
+		NextFileNumber: next + 2, HasNextFileNumber: true, LastSequence: lastSeq, HasLastSequence: true,
 	}
 	for _, tb := range tables {
 		name := filepath.Join(dir, filepath.Base(ldbTableFileName("", tb.num)))
@@ -56,7 +70,7 @@ func writeHandStore(t *testing.T, dir string, tables []sbTable) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := sstable.NewWriter(f, sstable.WriterOptions{})
+		w := sstable.NewWriter(f, sstable.WriterOptions{BlockSize: blockSize})
 		for _, e := range tb.ents {
 			if err := w.Add(base.MakeInternalKey([]byte(e.key), e.seq, e.kind), []byte(e.val)); err != nil {
 				t.Fatal(err)
@@ -78,7 +92,8 @@ func writeHandStore(t *testing.T, dir string, tables []sbTable) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mf, err := os.Create(filepath.Join(dir, "MANIFEST-000009"))
+	mname := fmt.Sprintf("MANIFEST-%06d", next+1)
+	mf, err := os.Create(filepath.Join(dir, mname))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +101,10 @@ func writeHandStore(t *testing.T, dir string, tables []sbTable) {
 		t.Fatal(err)
 	}
 	mf.Close()
-	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("MANIFEST-000009\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte(mname+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "000008.log"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.log", next)), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
