@@ -158,35 +158,39 @@ func b2i(b bool) int {
 // searchLargest returns the first table of a sorted level (>= 1) whose
 // largest user key is >= ukey (len(files) when none is).
 func (v *Version) searchLargest(level int, ukey []byte) int {
-	files := v.Files[level]
-	if x := v.index[level]; x != nil {
-		switch rel, p := x.locate(ukey); rel {
-		case -1:
-			return 0
-		case 1:
-			return len(files)
-		default:
-			return firstGE(x.largest, files, (*FileMetadata).largestUkey, ukey, p)
-		}
-	}
-	return sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].largestUkey(), ukey) >= 0 })
+	return v.searchBound(level, ukey, true)
 }
 
 // searchSmallest returns the first table of a sorted level (>= 1) whose
 // smallest user key is >= ukey (len(files) when none is).
 func (v *Version) searchSmallest(level int, ukey []byte) int {
+	return v.searchBound(level, ukey, false)
+}
+
+// searchBound returns the first table of a sorted level whose largest
+// (or smallest) user key is >= ukey, through the level's index when the
+// Version has one.
+func (v *Version) searchBound(level int, ukey []byte, largest bool) int {
 	files := v.Files[level]
-	if x := v.index[level]; x != nil {
-		switch rel, p := x.locate(ukey); rel {
-		case -1:
-			return 0
-		case 1:
-			return len(files)
-		default:
-			return firstGE(x.smallest, files, (*FileMetadata).smallestUkey, ukey, p)
-		}
+	bound := (*FileMetadata).smallestUkey
+	if largest {
+		bound = (*FileMetadata).largestUkey
 	}
-	return sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].smallestUkey(), ukey) >= 0 })
+	x := v.index[level]
+	if x == nil {
+		return sort.Search(len(files), func(i int) bool { return bytes.Compare(bound(files[i]), ukey) >= 0 })
+	}
+	rel, p := x.locate(ukey)
+	switch {
+	case rel < 0:
+		return 0
+	case rel > 0:
+		return len(files)
+	case largest:
+		return firstGE(x.largest, files, bound, ukey, p)
+	default:
+		return firstGE(x.smallest, files, bound, ukey, p)
+	}
 }
 
 // SearchLargest returns the index of the first table of level (>= 1)
@@ -233,8 +237,8 @@ func (v *Version) FindFileBatch(level int, ukeys [][]byte, at []int) {
 	if x == nil || len(files) == 0 {
 		for j, k := range ukeys {
 			at[j] = -1
-			if fs := v.FindFiles(level, k); len(fs) > 0 {
-				at[j] = v.searchLargest(level, k)
+			if i := v.searchLargest(level, k); i < len(files) && bytes.Compare(files[i].smallestUkey(), k) <= 0 {
+				at[j] = i
 			}
 		}
 		return

@@ -80,8 +80,15 @@ func sortedLevel(t testing.TB, rng *rand.Rand, shape keyShape, n int, shared boo
 		}
 		e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 1, Meta: m})
 	}
+	return buildVersion(t, &e)
+}
+
+// buildVersion applies e to the empty Version through a Builder, so the
+// result has its level index.
+func buildVersion(t testing.TB, e *VersionEdit) *Version {
+	t.Helper()
 	b := NewBuilder(nil)
-	if err := b.Apply(&e); err != nil {
+	if err := b.Apply(e); err != nil {
 		t.Fatal(err)
 	}
 	v, err := b.Finish()
@@ -222,14 +229,7 @@ func FuzzLevelIndex(f *testing.F) {
 			hi := min(i+step-1, len(parts)-1)
 			e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 2, Meta: meta(num, string(parts[i]), string(parts[hi]), 1, 2)})
 		}
-		b := NewBuilder(nil)
-		if err := b.Apply(&e); err != nil {
-			t.Fatal(err)
-		}
-		v, err := b.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := buildVersion(t, &e)
 		plain := &Version{Files: v.Files}
 		if a, b := v.SearchLargest(2, probe), plain.SearchLargest(2, probe); a != b {
 			t.Fatalf("SearchLargest(%q) = %d indexed, %d plain", probe, a, b)
@@ -267,14 +267,7 @@ func BenchmarkFindFiles(b *testing.B) {
 		hi := fmt.Sprintf("%016d", i*54000+53999)
 		e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 3, Meta: meta(uint64(i+1), lo, hi, 1, 2)})
 	}
-	bl := NewBuilder(nil)
-	if err := bl.Apply(&e); err != nil {
-		b.Fatal(err)
-	}
-	v, err := bl.Finish()
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := buildVersion(b, &e)
 	rng := rand.New(rand.NewSource(1))
 	keys := make([][]byte, 4096)
 	for i := range keys {
