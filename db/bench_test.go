@@ -351,8 +351,9 @@ func BenchmarkMultiGet(b *testing.B) {
 	const n = 200000
 	for _, present := range []bool{false, true} {
 		for _, size := range []int{1, 8, 64} {
-			// multi1: MultiGetParallelism 1, every lookup in the caller.
-			for _, how := range []string{"loop", "multi", "multi1"} {
+			// multi1: MultiGetParallelism 1, every lookup in the caller;
+			// into: MultiGetInto with results reused from batch to batch.
+			for _, how := range []string{"loop", "multi", "multi1", "into"} {
 				name := fmt.Sprintf("absent/batch=%d/%s", size, how)
 				if present {
 					name = fmt.Sprintf("present/batch=%d/%s", size, how)
@@ -372,11 +373,21 @@ func BenchmarkMultiGet(b *testing.B) {
 						}
 						keys[i] = []byte(fmt.Sprintf("%016d", k))
 					}
+					values, errs := make([][]byte, size), make([]error, size)
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i += size {
 						start := i & 4095 &^ (size - 1)
 						batch := keys[start : start+size]
+						if how == "into" {
+							if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
+								b.Fatal(err)
+							}
+							if present && errs[0] != nil {
+								b.Fatal(errs[0])
+							}
+							continue
+						}
 						if how != "loop" {
 							_, errs := d.MultiGet(batch, nil)
 							if present && errs[0] != nil {

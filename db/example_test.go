@@ -355,6 +355,42 @@ func ExampleDB_MultiGet() {
 	// user:1: ada
 }
 
+// MultiGetInto writes into the caller's result slices, which a loop of
+// batches can reuse: an absent key then costs no allocation at all.
+func ExampleDB_MultiGetInto() {
+	dir, cleanup := tempDir()
+	defer cleanup()
+	d, err := db.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	d.Put([]byte("user:1"), []byte("ada"), nil)
+	d.Put([]byte("user:3"), []byte("grace"), nil)
+
+	values, errs := make([][]byte, 2), make([]error, 2)
+	for _, batch := range [][][]byte{
+		{[]byte("user:1"), []byte("user:2")},
+		{[]byte("user:3"), []byte("user:4")},
+	} {
+		if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
+			log.Fatal(err) // only for results of the wrong length
+		}
+		for i, k := range batch {
+			if errs[i] != nil {
+				fmt.Printf("%s: %v\n", k, errs[i])
+				continue
+			}
+			fmt.Printf("%s: %s\n", k, values[i])
+		}
+	}
+	// Output:
+	// user:1: ada
+	// user:2: bloomkv: not found
+	// user:3: grace
+	// user:4: bloomkv: not found
+}
+
 // A scan of every key with a prefix: PrefixBounds gives the bounds, and the
 // iterator never reads a table or block that holds none of those keys.
 func ExamplePrefixBounds() {

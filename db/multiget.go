@@ -2,8 +2,10 @@ package db
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -34,26 +36,74 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		return one.v[:], one.e[:]
 	}
 	values, errs := make([][]byte, len(keys)), make([]error, len(keys))
-	fail := func(err error) ([][]byte, []error) {
+	d.multiGet(keys, values, errs, ro)
+	return values, errs
+}
+
+// MultiGetInto is MultiGet with the results written into values and errs,
+// which the caller owns and may reuse from call to call, as RocksDB's
+// MultiGet writes into the caller's arrays: entry i of values and errs is
+// set to what Get(keys[i], ro) would return (each found value is a new
+// copy, as Get's is; an absent key's entry is nil and an error wrapping
+// ErrNotFound). A loop of Get allocates nothing for an absent key, and
+// neither does MultiGetInto; MultiGet allocates its two result slices
+// (for a batch of 64 keys, 2.5 KiB).
+//
+// values and errs must both have len(keys) entries, and values must not
+// share memory with keys (the batch reads keys[i] after writing values of
+// other keys): otherwise it returns an error wrapping ErrInvalidArgument
+// and reads nothing. It returns nil otherwise; the errors of the lookups
+// are in errs.
+func (d *DB) MultiGetInto(keys, values [][]byte, errs []error, ro *ReadOptions) error {
+	if len(values) != len(keys) || len(errs) != len(keys) {
+		return fmt.Errorf("%w: MultiGetInto of %d keys into %d values and %d errors",
+			ErrInvalidArgument, len(keys), len(values), len(errs))
+	}
+	switch {
+	case len(keys) == 0:
+		return nil
+	case len(keys) == 1:
+		// Get reads the key before it returns the value.
+		values[0], errs[0] = d.Get(keys[0], ro)
+		return nil
+	case overlaps(keys, values):
+		return fmt.Errorf("%w: MultiGetInto's values share memory with its keys", ErrInvalidArgument)
+	}
+	clear(values)
+	clear(errs)
+	d.multiGet(keys, values, errs, ro)
+	return nil
+}
+
+// overlaps reports whether two non-empty slices share any element of
+// their backing arrays.
+func overlaps(a, b [][]byte) bool {
+	const size = unsafe.Sizeof([]byte(nil))
+	a0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
+}
+
+// multiGet is MultiGet with the results written into values and errs,
+// which have len(keys) entries, all zero.
+func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
+	fail := func(err error) {
 		for i := range errs {
 			errs[i] = err
 		}
-		return values, errs
 	}
 	readCell := d.reads.Inc()
 	defer d.reads.DecAt(readCell)
 	if d.closed.Load() {
-		return fail(ErrClosed)
-	}
-	if len(keys) == 0 {
-		return values, errs
+		fail(ErrClosed)
+		return
 	}
 	// The read state first, the sequence number second (see Get).
 	ref := d.loadReadState()
 	defer ref.unrefAsync()
 	seq, err := d.readSeq(ro)
 	if err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
 	rs := ref.rs
 	if rs.hasRangeDels() || rs.v.SharedBoundaries != ([manifest.NumLevels]bool{}) {
@@ -63,7 +113,7 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		for i, k := range keys {
 			values[i], errs[i] = d.get(rs, k, seq)
 		}
-		return values, errs
+		return
 	}
 	d.m.gets.Add(int64(len(keys)))
 
@@ -91,8 +141,12 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		pending = append(pending, i)
 	}
 
-	mg := multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq}
-	mg.sc = mgScratchPool.Get().(*mgScratch)
+	// The batch's state lives in the pooled scratch: the helpers of
+	// lookupAll reach it through a closure, which would move a local one
+	// to the heap on every call.
+	sc := mgScratchPool.Get().(*mgScratch)
+	mg := &sc.mg
+	*mg = multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq, sc: sc}
 	for level := 0; level < manifest.NumLevels && len(pending) > 0; level++ {
 		files := rs.v.Files[level]
 		if len(files) == 0 {
@@ -158,14 +212,14 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 		}
 		mg.flushCounters()
 	}
-	clear(mg.sc.keys[:])
-	clear(mg.sc.filters[:])
-	clear(mg.sc.files[:])
-	mgScratchPool.Put(mg.sc)
+	clear(sc.keys[:])
+	clear(sc.filters[:])
+	clear(sc.files[:])
+	sc.mg = multiGet{} // the pool keeps no DB, keys or results
+	mgScratchPool.Put(sc)
 	for _, i := range pending {
 		errs[i] = ErrNotFound
 	}
-	return values, errs
 }
 
 // multiGet is the state of one MultiGet: the table being read and the
@@ -189,6 +243,7 @@ type multiGet struct {
 // an interface, so the compiler must assume the slices escape: a pool
 // keeps them off each MultiGet's allocations.
 type mgScratch struct {
+	mg      multiGet
 	n       int
 	idx     [64]int // the key's index in the batch
 	keys    [64][]byte

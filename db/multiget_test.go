@@ -43,6 +43,8 @@ func TestMultiGetAgainstGet(t *testing.T) {
 				var snaps []*Snapshot
 				var snapModels []map[string]string
 				sawL0, sawDeeper := false, false
+				var reuseV [][]byte
+				var reuseE []error
 				for round := 0; round < 8; round++ {
 					for i := 0; i < 400; i++ {
 						k := fmt.Sprintf("key%05d", rng.Intn(3000))
@@ -98,6 +100,20 @@ func TestMultiGetAgainstGet(t *testing.T) {
 							orig[j] = append([]byte(nil), keys[j]...)
 						}
 						vals, errs := d.MultiGet(keys, ro)
+						if q%2 == 1 {
+							// MultiGetInto, into the previous query's
+							// results: every stale entry must be replaced.
+							if cap(reuseV) < n {
+								reuseV, reuseE = make([][]byte, n), make([]error, n)
+								for j := range reuseV {
+									reuseV[j], reuseE[j] = []byte("stale"), errors.New("stale")
+								}
+							}
+							vals, errs = reuseV[:n], reuseE[:n]
+							if err := d.MultiGetInto(keys, vals, errs, ro); err != nil {
+								t.Fatal(err)
+							}
+						}
 						if len(vals) != n || len(errs) != n {
 							t.Fatalf("MultiGet of %d keys returned %d values, %d errors", n, len(vals), len(errs))
 						}
@@ -231,5 +247,108 @@ func TestMultiGetConsistentView(t *testing.T) {
 	_, errs := d.MultiGet(keys[:2], nil)
 	if !errors.Is(errs[0], ErrClosed) || !errors.Is(errs[1], ErrClosed) {
 		t.Fatalf("MultiGet after Close: %v", errs)
+	}
+}
+
+// TestMultiGetIntoArguments checks MultiGetInto's argument errors: result
+// slices of another length, and values sharing memory with keys (which
+// would let a written value replace a key still to be read). Nothing is
+// read or written then.
+func TestMultiGetIntoArguments(t *testing.T) {
+	d := mustOpen(t, "/db", &Options{FS: vfs.NewMem()})
+	defer d.Close()
+	for i := 0; i < 10; i++ {
+		d.Put([]byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i)), nil)
+	}
+	arr := make([][]byte, 8)
+	for i := range arr {
+		arr[i] = []byte(fmt.Sprintf("k%d", i))
+	}
+	keys := arr[:4]
+	errs := make([]error, 4)
+	for _, tc := range []struct {
+		name         string
+		keys, values [][]byte
+		errs         []error
+	}{
+		{"short values", keys, make([][]byte, 3), errs},
+		{"long values", keys, make([][]byte, 5), errs},
+		{"short errs", keys, make([][]byte, 4), errs[:3]},
+		{"nil values", keys, nil, errs},
+		{"values are keys", keys, arr[:4], errs},
+		{"values overlap keys' end", keys, arr[3:7], errs},
+		{"values overlap keys' start", arr[2:6], arr[0:4], errs},
+	} {
+		if err := d.MultiGetInto(tc.keys, tc.values, tc.errs, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("%s: %v, want ErrInvalidArgument", tc.name, err)
+		}
+	}
+	for i := range arr {
+		if want := fmt.Sprintf("k%d", i); string(arr[i]) != want {
+			t.Fatalf("a refused call changed key %d to %q", i, arr[i])
+		}
+	}
+	// Adjacent but not overlapping: accepted. A batch of one may alias
+	// (Get reads the key before the value is written), and so may an
+	// empty batch.
+	if err := d.MultiGetInto(arr[:4], arr[4:8], errs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if errs[i] != nil || string(arr[4+i]) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("entry %d: %q, %v", i, arr[4+i], errs[i])
+		}
+	}
+	one := [][]byte{[]byte("k9")}
+	if err := d.MultiGetInto(one, one, errs[:1], nil); err != nil || string(one[0]) != "v9" || errs[0] != nil {
+		t.Fatalf("batch of one into its own key: %v, %q, %v", err, one[0], errs[0])
+	}
+	if err := d.MultiGetInto(nil, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	vals := make([][]byte, 2)
+	if err := d.MultiGetInto(keys[:2], vals, errs[:2], nil); err != nil || !errors.Is(errs[0], ErrClosed) || !errors.Is(errs[1], ErrClosed) {
+		t.Fatalf("after Close: %v, %v", err, errs[:2])
+	}
+}
+
+// TestMultiGetIntoAllocs checks that MultiGetInto allocates nothing for
+// absent keys, in a batch of one as in a batch of 64, as a loop of Get
+// allocates nothing for them.
+func TestMultiGetIntoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	dir := t.TempDir()
+	d := mustOpen(t, dir, &Options{})
+	defer d.Close()
+	for i := 0; i < 5000; i++ {
+		d.Put([]byte(fmt.Sprintf("%08d", 2*i)), []byte("value"), nil)
+	}
+	if err := d.CompactRange(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]byte, 64)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("%08d", 2*i*70+1))
+	}
+	vals, errs := make([][]byte, 64), make([]error, 64)
+	for _, n := range []int{1, 64} {
+		allocs := testing.AllocsPerRun(50, func() {
+			if err := d.MultiGetInto(keys[:n], vals[:n], errs[:n], nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		for i := 0; i < n; i++ {
+			if !errors.Is(errs[i], ErrNotFound) {
+				t.Fatalf("key %q: %v", keys[i], errs[i])
+			}
+		}
+		// A filter's false positive reads a block, which may allocate;
+		// 64 keys at about 1% make that rare, and the bound allows it.
+		if allocs > 0.5 {
+			t.Fatalf("batch of %d absent keys: %.1f allocations a call", n, allocs)
+		}
 	}
 }
