@@ -312,6 +312,10 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 	size := b.cfg.batchSize
 	arena := make([]byte, size*keyLen)
 	keys := make([][]byte, 0, size)
+	// The results are the caller's arrays, reused from batch to batch, as
+	// db_bench's multireadrandom reuses its values and statuses
+	// (--multiget_alloc: DB.MultiGet's new slices a batch instead).
+	valueBuf, errBuf := make([][]byte, size), make([]error, size)
 	for done := 0; done < b.cfg.reads; done += len(keys) {
 		keys = keys[:0]
 		for j := 0; j < size && done+j < b.cfg.reads; j++ {
@@ -323,7 +327,12 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 			}
 		}
 		st := t.start()
-		values, errs := b.d.MultiGet(keys, nil)
+		values, errs := valueBuf[:len(keys)], errBuf[:len(keys)]
+		if b.cfg.multiGetAlloc {
+			values, errs = b.d.MultiGet(keys, nil)
+		} else if err := b.d.MultiGetInto(keys, values, errs, nil); err != nil {
+			return err
+		}
 		for i, err := range errs {
 			switch {
 			case err == nil:
