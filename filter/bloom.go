@@ -87,36 +87,54 @@ func (p *bloomPolicy) MayContain(filter, key []byte) bool {
 // it starts the next key's, and that branch is hard to predict (a key the
 // filter does not hold passes the first step about one time in five at 10
 // bits per key): every misprediction throws away the loads begun for the
-// keys after it. Here every key is hashed first, then the first step of
-// every key is computed in a loop of arithmetic and loads without a
-// data-dependent branch, so the cache misses of many keys overlap; only
-// the keys that pass it take the remaining probes.
+// keys after it. Here every key is hashed first, then the probes go in
+// rounds over the keys still standing, each round a loop of arithmetic
+// and loads without a data-dependent branch, so the cache misses of many
+// keys overlap: the first probe of every key, then the second and third
+// of the keys that passed it (about half of the absent ones, as half a
+// filter's bits are set), then the rest of the keys that passed those.
+// A round of one probe first touches about a third fewer cache lines
+// than three probes of every key.
 func (p *bloomPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
 	filters, maybe = filters[:len(keys)], maybe[:len(keys)]
 	var hbuf [64]uint64
+	var passed [64]uint8
 	for len(keys) > 0 {
 		hs := hbuf[:min(len(keys), len(hbuf))]
 		fs, ms := filters[:len(hs)], maybe[:len(hs)]
 		for i, key := range keys[:len(hs)] {
 			hs[i] = xxhash.Sum64(key)
 		}
+		// Round one: the first probe. A filter this loop does not read
+		// (legacy, fewer than three probes, unknown) is left to the
+		// last round.
+		np := 0
 		for i, h := range hs {
 			f := fs[i]
 			n := len(f) - 1
 			if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
-				ms[i] = true // the second pass decides
+				ms[i] = true
 				continue
 			}
-			array := f[:n]
+			p0, _ := bits.Mul64(h, uint64(n)*8)
+			bit := f[p0>>3] >> (p0 & 7) & 1
+			ms[i] = bit != 0
+			passed[np] = uint8(i)
+			np += int(bit)
+		}
+		// Round two: the second and third probes of the keys that passed.
+		for _, i := range passed[:np] {
+			f, h := fs[i], hs[i]
+			n := len(f) - 1
 			nbits := uint64(n) * 8
 			inc := probeInc(h)
 			x1 := h*probeMul + inc
 			x2 := x1*probeMul + inc
-			p0, _ := bits.Mul64(h, nbits)
 			p1, _ := bits.Mul64(x1, nbits)
 			p2, _ := bits.Mul64(x2, nbits)
-			ms[i] = array[p0>>3]>>(p0&7)&(array[p1>>3]>>(p1&7))&(array[p2>>3]>>(p2&7))&1 != 0
+			ms[i] = f[p1>>3]>>(p1&7)&(f[p2>>3]>>(p2&7))&1 != 0
 		}
+		// The rest, key by key (their first lines are in cache now).
 		for i, h := range hs {
 			if ms[i] {
 				ms[i] = bloomMayContain(fs[i], h, p.legacy)
