@@ -252,9 +252,9 @@ type mgScratch struct {
 	files   [64]*manifest.FileMetadata
 	readers [64]*sstable.Reader
 	// look lists the positions a probe looks up in their tables, and
-	// answered their results.
+	// answered their results, a lookupResult each.
 	look     [64]int
-	answered [64]bool
+	answered [64]lookupResult
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
@@ -325,10 +325,14 @@ func (mg *multiGet) probe(out []int) []int {
 	}
 	mg.lookupAll(look)
 	for _, j := range look {
-		if !sc.answered[j] {
+		switch sc.answered[j] {
+		case lookupMiss:
 			out = append(out, sc.idx[j])
-		} else if sc.readers[j].HasFilter() {
-			mg.truePositives++
+		case lookupFound:
+			// A read error is no true positive, as in Get.
+			if sc.readers[j].HasFilter() {
+				mg.truePositives++
+			}
 		}
 	}
 	clear(sc.readers[:n])
@@ -382,10 +386,19 @@ func (mg *multiGet) lookupAll(look []int) {
 	wg.Wait()
 }
 
+// lookupResult is what a key's lookup in one table found.
+type lookupResult uint8
+
+const (
+	lookupMiss  lookupResult = iota // the table has no entry for the key
+	lookupFound                     // a value or a deletion
+	lookupError                     // the table could not be read
+)
+
 // lookup looks the key queued at position j up in the index and a data
 // block of its table, building the seek key in seek's array, and reports
-// whether the table answered it (a value, a deletion or an error).
-func (mg *multiGet) lookup(j int, seek []byte) bool {
+// what it found; a found entry or an error answers the key.
+func (mg *multiGet) lookup(j int, seek []byte) lookupResult {
 	sc := mg.sc
 	i, f, r := sc.idx[j], sc.files[j], sc.readers[j]
 	key := mg.keys[i]
@@ -394,16 +407,16 @@ func (mg *multiGet) lookup(j int, seek []byte) bool {
 	switch {
 	case err != nil:
 		mg.errs[i] = wrapf(err, "table %06d", f.FileNum)
-		return true
+		return lookupError
 	case !ok:
-		return false
+		return lookupMiss
 	}
 	if kind == base.KindDelete {
 		mg.errs[i] = ErrNotFound
 	} else {
 		mg.values[i] = v // already the caller's copy
 	}
-	return true
+	return lookupFound
 }
 
 // flushCounters adds the level's filter counts to the DB's counters.

@@ -179,6 +179,62 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 	}
 }
 
+// TestMultiGetFilterMetricsReadErrors checks the counters when every
+// data-block read fails: a lookup that ends in a read error is a positive
+// but no true positive, in MultiGet as in Get (a review found MultiGet
+// counting it as one).
+func TestMultiGetFilterMetricsReadErrors(t *testing.T) {
+	var keys [][]byte
+	for i := 0; i < 3000; i += 7 {
+		keys = append(keys, []byte(fmt.Sprintf("key%05d", i)), []byte(fmt.Sprintf("key%05dx", i)))
+	}
+	open := func() (*DB, *vfs.FaultFS) {
+		ffs := vfs.NewFaultFS(vfs.NewMem(), nil)
+		d := mustOpen(t, "/db", &Options{FS: ffs, WriteBufferSize: 8 << 10, MultiGetParallelism: 4,
+			DisableBlockCache: true, DisableMmapReads: true})
+		for i := 0; i < 3000; i++ {
+			d.Put([]byte(fmt.Sprintf("key%05d", i)), []byte("v"), nil)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			d.Get(k, nil) // every table open before the faults
+		}
+		ffs.SetInjector(vfs.Fault{Ops: vfs.OpRead, PathContains: ".sst", Count: -1, Probability: 1}.Injector())
+		return d, ffs
+	}
+	a, fa := open()
+	b, fb := open()
+	defer a.Close()
+	defer b.Close()
+	ma0, mb0 := a.Metrics().Filter, b.Metrics().Filter
+	failed := 0
+	for _, k := range keys {
+		if _, err := a.Get(k, nil); err != nil && !errors.Is(err, ErrNotFound) {
+			failed++
+		}
+	}
+	_, errs := b.MultiGet(keys, nil)
+	mfailed := 0
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			mfailed++
+		}
+	}
+	fa.SetInjector(nil)
+	fb.SetInjector(nil)
+	ma, mb := a.Metrics().Filter, b.Metrics().Filter
+	da := [3]int64{ma.Checks - ma0.Checks, ma.Positives - ma0.Positives, ma.TruePositives - ma0.TruePositives}
+	db := [3]int64{mb.Checks - mb0.Checks, mb.Positives - mb0.Positives, mb.TruePositives - mb0.TruePositives}
+	if failed == 0 || failed != mfailed {
+		t.Fatalf("%d Gets and %d MultiGet keys failed; want the same, above 0", failed, mfailed)
+	}
+	if da != db || da[2] != 0 {
+		t.Fatalf("checks, positives, true positives: Get loop %v, MultiGet %v (want equal, no true positive)", da, db)
+	}
+}
+
 // TestMultiGetConsistentView runs MultiGets over all keys of writers whose
 // every batch rewrites all their keys with the batch number, while
 // flushes and compactions run: one MultiGet must see one batch per writer.
