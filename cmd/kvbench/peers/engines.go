@@ -40,7 +40,10 @@ type Engine interface {
 	ScanRange(lo, hi []byte) (count int, bytes int64, err error)
 	// ScanPrefix iterates every entry whose key starts with prefix
 	// (--prefix_size bytes) through a new iterator, using the engine's
-	// prefix filter if it has one.
+	// prefix filter if it has one. It is called from one goroutine at a
+	// time (seekprefix is single-threaded): the Go engines keep the upper
+	// bound in a buffer reused from scan to scan (prefixUpper), so the
+	// bounds cost none of them an allocation.
 	ScanPrefix(prefix []byte) (count int, bytes int64, err error)
 	// ReadCounters returns what the engine has read from its table files
 	// since it was opened, as far as it tells: blocks and bytes, -1 for
@@ -131,7 +134,10 @@ func moduleVersion(path string) string {
 
 // ---- bloomkv ----
 
-type bloomKV struct{ d *db.DB }
+type bloomKV struct {
+	d     *db.DB
+	upper []byte // ScanPrefix's upper bound
+}
 
 // compactor is DB.CompactRange; kept as an interface so that this program
 // also builds against an engine without it.
@@ -189,7 +195,7 @@ func openBloomKV(dir string, s settings) (Engine, error) {
 		}
 		return nil, err
 	}
-	return &bloomKV{d}, nil
+	return &bloomKV{d: d}, nil
 }
 
 // Version: bloomkv is the working tree this program was built from.
@@ -236,7 +242,8 @@ func (e *bloomKV) ScanRange(lo, hi []byte) (int, int64, error) {
 // ScanPrefix bounds the iterator to the prefix: the prefix filter
 // (Options.Prefix) and the range filter are asked for each table.
 func (e *bloomKV) ScanPrefix(prefix []byte) (int, int64, error) {
-	return e.ScanRange(db.PrefixBounds(prefix))
+	e.upper = prefixUpper(e.upper, prefix)
+	return e.ScanRange(prefix, e.upper) // NewIterator copies the bounds
 }
 
 func (e *bloomKV) ReadCounters() (int64, int64) {
@@ -279,7 +286,10 @@ func (e *bloomKV) Close() error { return e.d.Close() }
 
 // ---- goleveldb ----
 
-type goLevelDB struct{ d *leveldb.DB }
+type goLevelDB struct {
+	d     *leveldb.DB
+	upper []byte // ScanPrefix's upper bound
+}
 
 func openGoLevelDB(dir string, s settings) (Engine, error) {
 	o := &opt.Options{
@@ -302,7 +312,7 @@ func openGoLevelDB(dir string, s settings) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &goLevelDB{d}, nil
+	return &goLevelDB{d: d}, nil
 }
 
 func (e *goLevelDB) Version() string {
@@ -345,7 +355,8 @@ func (e *goLevelDB) ScanRange(lo, hi []byte) (int, int64, error) {
 // ScanPrefix: goleveldb has no prefix filter; util.BytesPrefix only bounds
 // the iterator, which reads every table whose key range holds the prefix.
 func (e *goLevelDB) ScanPrefix(prefix []byte) (int, int64, error) {
-	return e.scan(util.BytesPrefix(prefix))
+	e.upper = prefixUpper(e.upper, prefix) // util.BytesPrefix's range, without its allocations
+	return e.scan(&util.Range{Start: prefix, Limit: e.upper})
 }
 
 func (e *goLevelDB) scan(r *util.Range) (int, int64, error) {
@@ -406,7 +417,10 @@ func (e *goLevelDB) Close() error { return e.d.Close() }
 
 // ---- pebble ----
 
-type pebbleDB struct{ d *pebble.DB }
+type pebbleDB struct {
+	d     *pebble.DB
+	upper []byte // ScanPrefix's upper bound
+}
 
 // quietLogger drops pebble's informational messages.
 type quietLogger struct{}
@@ -443,7 +457,7 @@ func openPebble(dir string, s settings) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pebbleDB{d}, nil
+	return &pebbleDB{d: d}, nil
 }
 
 func (e *pebbleDB) Version() string {
@@ -533,8 +547,8 @@ func (e *pebbleDB) ScanRange(lo, hi []byte) (int, int64, error) {
 // the filters of level 6, where a compacted store keeps nearly everything,
 // unless told otherwise.
 func (e *pebbleDB) ScanPrefix(prefix []byte) (int, int64, error) {
-	lo, hi := db.PrefixBounds(prefix)
-	it, err := e.d.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: true})
+	e.upper = prefixUpper(e.upper, prefix) // the iterator is closed before the next scan reuses it
+	it, err := e.d.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: e.upper, UseL6Filters: true})
 	if err != nil {
 		return 0, 0, err
 	}

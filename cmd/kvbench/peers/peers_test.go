@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bloomkv/bloomkv/db"
 )
 
 // smallConfig is the sequence on a tiny store, every benchmark.
@@ -486,6 +488,19 @@ func TestFormatKey(t *testing.T) {
 	for _, k := range ks {
 		if got, want := string(formatKey(buf[:], k)), fmt.Sprintf("%016d", k); got != want {
 			t.Errorf("formatKey(%d) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestPrefixUpper checks the adapters' reused upper bound against
+// db.PrefixBounds, with the buffer reused across prefixes of every shape.
+func TestPrefixUpper(t *testing.T) {
+	var buf []byte
+	for _, p := range []string{"", "a", "user:42:", "ab\xff", "\xff", "\xff\xff", "a\xff\xff", "00000042", "zz"} {
+		_, want := db.PrefixBounds([]byte(p))
+		buf = prefixUpper(buf, []byte(p))
+		if !bytes.Equal(buf, want) || (buf == nil) != (want == nil) {
+			t.Errorf("prefixUpper(%q) = %q (nil %v), want %q (nil %v)", p, buf, buf == nil, want, want == nil)
 		}
 	}
 }

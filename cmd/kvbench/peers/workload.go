@@ -188,6 +188,20 @@ func counted(e Engine, run func() (measurement, error)) (measurement, error) {
 	return m, err
 }
 
+// prefixUpper returns db.PrefixBounds(prefix)'s upper bound (the smallest
+// key above every key with the prefix; nil, unbounded, when the prefix is
+// empty or all 0xff) in buf's array, reused when it is large enough.
+func prefixUpper(buf, prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			buf = append(buf[:0], prefix[:i+1]...)
+			buf[i]++
+			return buf
+		}
+	}
+	return nil
+}
+
 // seekPrefix scans --reads whole prefixes: a random key's, or for
 // --absent_prefix_fraction of them that prefix with its last byte made
 // ':', absent but among the real ones. found counts the scans that found
