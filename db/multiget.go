@@ -51,7 +51,8 @@ func (d *DB) MultiGet(keys [][]byte, ro *ReadOptions) ([][]byte, []error) {
 //
 // values and errs must both have len(keys) entries, and values must not
 // share memory with keys (the batch reads keys[i] after writing values of
-// other keys): otherwise it returns an error wrapping ErrInvalidArgument
+// other keys; a batch of one may, as Get reads its key before the value
+// is written): otherwise it returns an error wrapping ErrInvalidArgument
 // and reads nothing. It returns nil otherwise; the errors of the lookups
 // are in errs.
 func (d *DB) MultiGetInto(keys, values [][]byte, errs []error, ro *ReadOptions) error {
