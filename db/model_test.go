@@ -120,6 +120,8 @@ func runModel(t *testing.T, seed int64, opts Options, ops int) {
 	defer func() { d.Close() }()
 	m := model{}
 	var snaps []modelSnap
+	var intoVals [][]byte // MultiGetInto's results, reused
+	var intoErrs []error
 	fail := func(op int, format string, args ...any) {
 		t.Helper()
 		t.Fatalf("seed %d op %d: %s", seed, op, fmt.Sprintf(format, args...))
@@ -234,13 +236,23 @@ func runModel(t *testing.T, seed int64, opts Options, ops int) {
 				keys[i] = []byte(randKey(rng))
 			}
 			vals, errs := d.MultiGet(keys, ro)
+			if rng.Intn(2) == 0 {
+				// MultiGetInto, into slices left from the last one.
+				if cap(intoVals) < len(keys) {
+					intoVals, intoErrs = make([][]byte, 20), make([]error, 20)
+				}
+				vals, errs = intoVals[:len(keys)], intoErrs[:len(keys)]
+				if err := d.MultiGetInto(keys, vals, errs, ro); err != nil {
+					fail(op, "MultiGetInto: %v", err)
+				}
+			}
 			for i, k := range keys {
 				wv, ok := want[string(k)]
 				switch {
 				case ok && (errs[i] != nil || string(vals[i]) != wv):
 					fail(op, "MultiGet[%d](%q) = %q, %v; want %q", i, k, vals[i], errs[i], wv)
-				case !ok && !errors.Is(errs[i], ErrNotFound):
-					fail(op, "MultiGet[%d](%q) = %q, %v; want ErrNotFound", i, k, vals[i], errs[i])
+				case !ok && (!errors.Is(errs[i], ErrNotFound) || vals[i] != nil):
+					fail(op, "MultiGet[%d](%q) = %q, %v; want nil, ErrNotFound", i, k, vals[i], errs[i])
 				}
 			}
 		case r < 100:
