@@ -148,79 +148,48 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	sc := mgScratchPool.Get().(*mgScratch)
 	mg := &sc.mg
 	*mg = multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq, sc: sc}
-	for level := 0; level < manifest.NumLevels && len(pending) > 0; level++ {
-		files := rs.v.Files[level]
-		if len(files) == 0 {
-			continue
-		}
-		mg.level = level
-		// out collects the keys the level leaves unanswered. It shares
-		// pending's array: it never holds more keys than the loop has
-		// passed (a key is in out or queued, and a probe moves the queued
-		// ones to out).
-		if level == 0 {
-			// Newest first; a key one table answers is not asked of the
-			// older ones.
-			for _, f := range files {
-				lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
-				out := pending[:0]
-				var r *sstable.Reader
-				var rerr error
-				for _, i := range pending {
-					if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
-						out = append(out, i)
-						continue
-					}
-					if r == nil && rerr == nil {
-						r, rerr = d.tables.get(f)
-					}
-					if rerr != nil {
-						errs[i] = rerr
-						continue
-					}
-					out = mg.add(out, i, f, r)
-				}
-				pending = mg.probe(out)
-			}
-		} else {
-			// Each key's table from the level's index, the searches of up
-			// to 64 keys in lockstep (sorting the batch to walk the level
-			// cost more).
+	// Level 0 first, table by table, newest first: a key one table
+	// answers is not asked of the older ones.
+	if files := rs.v.Files[0]; len(files) > 0 {
+		mg.level = 0
+		for _, f := range files {
+			lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
+			// out collects the keys the table leaves unanswered. It
+			// shares pending's array: it never holds more keys than the
+			// loop has passed (a key is in out or queued, and a probe
+			// moves the queued ones to out).
 			out := pending[:0]
-			var kbuf [64][]byte
-			var at [64]int
-			for start := 0; start < len(pending); start += len(kbuf) {
-				chunk := pending[start:min(start+len(kbuf), len(pending))]
-				for j, i := range chunk {
-					kbuf[j] = keys[i]
+			var r *sstable.Reader
+			var rerr error
+			for _, i := range pending {
+				if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
+					out = append(out, i)
+					continue
 				}
-				rs.v.FindFileBatch(level, kbuf[:len(chunk)], at[:len(chunk)])
-				for j, i := range chunk {
-					if at[j] < 0 {
-						out = append(out, i)
-						continue
-					}
-					f := files[at[j]]
-					r, err := d.tables.get(f)
-					if err != nil {
-						errs[i] = err
-						continue
-					}
-					out = mg.add(out, i, f, r)
+				if r == nil && rerr == nil {
+					r, rerr = d.tables.get(f)
 				}
+				if rerr != nil {
+					errs[i] = rerr
+					continue
+				}
+				out = mg.add(out, i, f, r)
 			}
 			pending = mg.probe(out)
 		}
 		mg.flushCounters()
 	}
+	// Then the sorted levels, all at once.
+	if len(pending) > 0 {
+		mg.deeper(rs.v, pending)
+	}
 	clear(sc.keys[:])
 	clear(sc.filters[:])
 	clear(sc.files[:])
+	clear(sc.cands)
+	sc.cands = sc.cands[:0]
 	sc.mg = multiGet{} // the pool keeps no DB, keys or results
 	mgScratchPool.Put(sc)
-	for _, i := range pending {
-		errs[i] = ErrNotFound
-	}
 }
 
 // multiGet is the state of one MultiGet: the table being read and the
@@ -237,6 +206,23 @@ type multiGet struct {
 	checks, positives, truePositives int64
 	seek                             [64]byte
 	sc                               *mgScratch
+
+	// deferred is set while deeper probes the sorted levels: probe then
+	// records the keys its filters let through as candidates, and
+	// counts into lv, instead of looking them up.
+	deferred bool
+	lv       [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
+}
+
+// mgCand is a table of a sorted level that may hold a key: its filter
+// let the key through, or it has none, or it could not be opened (err).
+type mgCand struct {
+	i     int // the key's index in the batch
+	level int
+	f     *manifest.FileMetadata
+	r     *sstable.Reader
+	err   error
+	res   lookupResult
 }
 
 // mgScratch holds the keys of a MultiGet waiting for their filter
@@ -256,6 +242,15 @@ type mgScratch struct {
 	// answered their results, a lookupResult each.
 	look     [64]int
 	answered [64]lookupResult
+
+	// deeper's candidates, and per key of the batch: its first candidate
+	// and the last one recorded (-1: none), the levels whose filters it
+	// was checked against and let it through (bit per level); per
+	// candidate, the key's next one (-1: none); the candidates of a round.
+	cands             []mgCand
+	first, last, next []int32
+	checked, passed   []uint8
+	round             []int32
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
@@ -309,6 +304,11 @@ func (mg *multiGet) probe(out []int) []int {
 		for j := 0; j < n; j++ {
 			sc.maybe[j] = sc.readers[j].MayContain(sc.keys[j])
 		}
+	}
+	if mg.deferred {
+		mg.record(n)
+		clear(sc.readers[:n])
+		return out
 	}
 	// The keys a filter let through (or whose table has none) are
 	// looked up in their tables' indexes and data blocks.
@@ -433,4 +433,223 @@ func (mg *multiGet) flushCounters() {
 		lm.filterTruePositives.Add(mg.truePositives)
 	}
 	mg.checks, mg.positives, mg.truePositives = 0, 0, 0
+}
+
+// deeper answers the keys pending after the memtables and level 0 from
+// the sorted levels. Every level's tables and filters are asked for every
+// key first, so that the lookups of all levels can go in rounds: each
+// round looks every key up in its shallowest candidate table left, and
+// spreads those lookups over helper goroutines (lookupAll). One round
+// answers a present key in most stores; a key a shallower level's filter
+// let through by mistake takes a round more. Get's order is kept: a key
+// is answered by its shallowest table that holds it (or fails to read),
+// and the filter counts are those of Get, which stops at that level.
+func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
+	d, sc, keys := mg.d, mg.sc, mg.keys
+	n := len(keys)
+	if cap(sc.first) < n {
+		sc.first, sc.last = make([]int32, n), make([]int32, n)
+		sc.checked, sc.passed = make([]uint8, n), make([]uint8, n)
+	}
+	sc.first, sc.last = sc.first[:n], sc.last[:n]
+	sc.checked, sc.passed = sc.checked[:n], sc.passed[:n]
+	for _, i := range pending {
+		sc.first[i], sc.last[i] = -1, -1
+		sc.checked[i], sc.passed[i] = 0, 0
+	}
+	sc.cands, sc.next = sc.cands[:0], sc.next[:0]
+	mg.deferred = true
+	var kbuf [64][]byte
+	var at [64]int
+	for level := 1; level < manifest.NumLevels; level++ {
+		files := v.Files[level]
+		if len(files) == 0 {
+			continue
+		}
+		mg.level = level
+		// A table that fails to open is tried once a call, not once a key
+		// (the keys it would fail may be answered higher up, where Get
+		// would never open it).
+		var failed *manifest.FileMetadata
+		var failErr error
+		for start := 0; start < len(pending); start += len(kbuf) {
+			chunk := pending[start:min(start+len(kbuf), len(pending))]
+			for j, i := range chunk {
+				kbuf[j] = keys[i]
+			}
+			v.FindFileBatch(level, kbuf[:len(chunk)], at[:len(chunk)])
+			for j, i := range chunk {
+				if at[j] < 0 {
+					continue
+				}
+				f := files[at[j]]
+				if f == failed {
+					mg.candidate(mgCand{i: i, level: level, f: f, err: failErr})
+					continue
+				}
+				r, err := d.tables.get(f)
+				if err != nil {
+					failed, failErr = f, err
+					mg.candidate(mgCand{i: i, level: level, f: f, err: err})
+					continue
+				}
+				mg.add(nil, i, f, r)
+			}
+		}
+		mg.probe(nil)
+	}
+	mg.deferred = false
+
+	// The rounds of lookups.
+	cur := sc.round[:0]
+	for _, i := range pending {
+		if c := sc.first[i]; c >= 0 {
+			cur = append(cur, c)
+		} else {
+			mg.errs[i] = ErrNotFound
+		}
+	}
+	for len(cur) > 0 {
+		mg.lookupCands(cur)
+		next := cur[:0]
+		for _, c := range cur {
+			cd := &sc.cands[c]
+			switch cd.res {
+			case lookupMiss:
+				if nc := sc.next[c]; nc >= 0 {
+					next = append(next, nc)
+				} else {
+					mg.errs[cd.i] = ErrNotFound
+				}
+				continue
+			case lookupFound:
+				if cd.r.HasFilter() {
+					mg.lv[cd.level].truePositives++
+				}
+			}
+			// Answered at cd.level: Get would not have asked the
+			// deeper levels' filters.
+			for l := cd.level + 1; l < manifest.NumLevels; l++ {
+				bit := uint8(1) << l
+				if sc.checked[cd.i]&bit != 0 {
+					mg.lv[l].checks--
+				}
+				if sc.passed[cd.i]&bit != 0 {
+					mg.lv[l].positives--
+				}
+			}
+		}
+		cur = next
+	}
+	sc.round = cur[:0]
+	for l := range mg.lv {
+		c := &mg.lv[l]
+		lm := &d.m.levels[l]
+		if c.checks > 0 {
+			lm.filterChecks.Add(c.checks)
+		}
+		if c.positives > 0 {
+			lm.filterPositives.Add(c.positives)
+		}
+		if c.truePositives > 0 {
+			lm.filterTruePositives.Add(c.truePositives)
+		}
+		*c = struct{ checks, positives, truePositives int64 }{}
+	}
+}
+
+// record makes candidates of the n queued keys a deferred probe's filters
+// let through, counting the checks and positives of mg.level.
+func (mg *multiGet) record(n int) {
+	sc := mg.sc
+	lv := &mg.lv[mg.level]
+	bit := uint8(1) << mg.level
+	for j := 0; j < n; j++ {
+		i := sc.idx[j]
+		if sc.readers[j].HasFilter() {
+			lv.checks++
+			sc.checked[i] |= bit
+			if !sc.maybe[j] {
+				continue
+			}
+			lv.positives++
+			sc.passed[i] |= bit
+		}
+		mg.candidate(mgCand{i: i, level: mg.level, f: sc.files[j], r: sc.readers[j]})
+	}
+}
+
+// candidate appends c to the candidates, after its key's others (the
+// levels are probed in order, so a key's list is shallowest first).
+func (mg *multiGet) candidate(c mgCand) {
+	sc := mg.sc
+	k := int32(len(sc.cands))
+	sc.cands = append(sc.cands, c)
+	sc.next = append(sc.next, -1)
+	if l := sc.last[c.i]; l >= 0 {
+		sc.next[l] = k
+	} else {
+		sc.first[c.i] = k
+	}
+	sc.last[c.i] = k
+}
+
+// lookupCands looks up the candidates cur, setting their res, over
+// helper goroutines as lookupAll does.
+func (mg *multiGet) lookupCands(cur []int32) {
+	sc := mg.sc
+	w := min(mg.d.opts.multiGetWorkers, len(cur)/minLookupsPerWorker)
+	if w <= 1 {
+		for _, c := range cur {
+			sc.cands[c].res = mg.lookupCand(&sc.cands[c], mg.seek[:0])
+		}
+		return
+	}
+	var next atomic.Int64
+	run := func(seek []byte) {
+		for {
+			t := int(next.Add(1)) - 1
+			if t >= len(cur) {
+				return
+			}
+			cd := &sc.cands[cur[t]]
+			cd.res = mg.lookupCand(cd, seek)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(w - 1)
+	for range w - 1 {
+		go func() {
+			defer wg.Done()
+			var seek [64]byte
+			run(seek[:0])
+		}()
+	}
+	run(mg.seek[:0])
+	wg.Wait()
+}
+
+// lookupCand looks a candidate's key up in its table, as lookup does.
+func (mg *multiGet) lookupCand(cd *mgCand, seek []byte) lookupResult {
+	i := cd.i
+	if cd.err != nil {
+		mg.errs[i] = cd.err
+		return lookupError
+	}
+	key := mg.keys[i]
+	seek = base.AppendInternalKey(seek, key, mg.seq, base.KindSeek)
+	v, kind, ok, err := cd.r.Get(seek, key)
+	switch {
+	case err != nil:
+		mg.errs[i] = wrapf(err, "table %06d", cd.f.FileNum)
+		return lookupError
+	case !ok:
+		return lookupMiss
+	}
+	if kind == base.KindDelete {
+		mg.errs[i] = ErrNotFound
+	} else {
+		mg.values[i] = v // already the caller's copy
+	}
+	return lookupFound
 }
