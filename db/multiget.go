@@ -347,19 +347,29 @@ func (mg *multiGet) probe(out []int) []int {
 // present keys measured slower with 2 goroutines than with 1).
 const minLookupsPerWorker = 8
 
-// lookupAll looks up the queued keys at positions look, setting
-// sc.answered. A key's lookup reads a data block, which is most of the
-// cost of a present key: with Options.MultiGetParallelism above 1 and
-// enough keys, helper goroutines take lookups from a shared counter
-// alongside the caller, so the block reads of a batch overlap (as
-// RocksDB's MultiGet overlaps its reads with asynchronous I/O). Each key
-// writes only its own result slots; the caller waits for every helper.
+// lookupAll looks up the queued keys at positions look (which is
+// sc.look's array), setting sc.answered, through spread.
 func (mg *multiGet) lookupAll(look []int) {
-	sc := mg.sc
-	w := min(mg.d.opts.multiGetWorkers, len(look)/minLookupsPerWorker)
+	mg.spread(len(look), func(mg *multiGet, t int, seek []byte) {
+		sc := mg.sc
+		j := sc.look[t]
+		sc.answered[j] = mg.lookupIn(sc.idx[j], sc.files[j], sc.readers[j], seek)
+	})
+}
+
+// spread calls do(mg, t, seek) for every t in [0, n), each a lookup of
+// one key, with seek a buffer for the lookup's seek key. A key's lookup
+// reads a data block, which is most of the cost of a present key: with
+// Options.MultiGetParallelism above 1 and enough lookups, helper
+// goroutines take them from a shared counter alongside the caller, so
+// the block reads of a batch overlap (as RocksDB's MultiGet overlaps its
+// reads with asynchronous I/O). Each lookup writes only its own key's
+// result slots; the caller waits for every helper.
+func (mg *multiGet) spread(n int, do func(mg *multiGet, t int, seek []byte)) {
+	w := min(mg.d.opts.multiGetWorkers, n/minLookupsPerWorker)
 	if w <= 1 {
-		for _, j := range look {
-			sc.answered[j] = mg.lookup(j, mg.seek[:0])
+		for t := 0; t < n; t++ {
+			do(mg, t, mg.seek[:0])
 		}
 		return
 	}
@@ -367,11 +377,10 @@ func (mg *multiGet) lookupAll(look []int) {
 	run := func(seek []byte) {
 		for {
 			t := int(next.Add(1)) - 1
-			if t >= len(look) {
+			if t >= n {
 				return
 			}
-			j := look[t]
-			sc.answered[j] = mg.lookup(j, seek)
+			do(mg, t, seek)
 		}
 	}
 	var wg sync.WaitGroup
@@ -396,12 +405,10 @@ const (
 	lookupError                     // the table could not be read
 )
 
-// lookup looks the key queued at position j up in the index and a data
-// block of its table, building the seek key in seek's array, and reports
-// what it found; a found entry or an error answers the key.
-func (mg *multiGet) lookup(j int, seek []byte) lookupResult {
-	sc := mg.sc
-	i, f, r := sc.idx[j], sc.files[j], sc.readers[j]
+// lookupIn looks key i up in the index and a data block of table f, read
+// through r, building the seek key in seek's array, and reports what it
+// found; a found entry or an error answers the key.
+func (mg *multiGet) lookupIn(i int, f *manifest.FileMetadata, r *sstable.Reader, seek []byte) lookupResult {
 	key := mg.keys[i]
 	seek = base.AppendInternalKey(seek, key, mg.seq, base.KindSeek)
 	v, kind, ok, err := r.Get(seek, key)
@@ -594,62 +601,17 @@ func (mg *multiGet) candidate(c mgCand) {
 	sc.last[c.i] = k
 }
 
-// lookupCands looks up the candidates cur, setting their res, over
-// helper goroutines as lookupAll does.
+// lookupCands looks up the candidates cur, setting their res, through
+// spread; cur becomes sc.round, where the lookups find it.
 func (mg *multiGet) lookupCands(cur []int32) {
-	sc := mg.sc
-	w := min(mg.d.opts.multiGetWorkers, len(cur)/minLookupsPerWorker)
-	if w <= 1 {
-		for _, c := range cur {
-			sc.cands[c].res = mg.lookupCand(&sc.cands[c], mg.seek[:0])
+	mg.sc.round = cur
+	mg.spread(len(cur), func(mg *multiGet, t int, seek []byte) {
+		cd := &mg.sc.cands[mg.sc.round[t]]
+		if cd.err != nil { // the table could not be opened
+			mg.errs[cd.i] = cd.err
+			cd.res = lookupError
+			return
 		}
-		return
-	}
-	var next atomic.Int64
-	run := func(seek []byte) {
-		for {
-			t := int(next.Add(1)) - 1
-			if t >= len(cur) {
-				return
-			}
-			cd := &sc.cands[cur[t]]
-			cd.res = mg.lookupCand(cd, seek)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(w - 1)
-	for range w - 1 {
-		go func() {
-			defer wg.Done()
-			var seek [64]byte
-			run(seek[:0])
-		}()
-	}
-	run(mg.seek[:0])
-	wg.Wait()
-}
-
-// lookupCand looks a candidate's key up in its table, as lookup does.
-func (mg *multiGet) lookupCand(cd *mgCand, seek []byte) lookupResult {
-	i := cd.i
-	if cd.err != nil {
-		mg.errs[i] = cd.err
-		return lookupError
-	}
-	key := mg.keys[i]
-	seek = base.AppendInternalKey(seek, key, mg.seq, base.KindSeek)
-	v, kind, ok, err := cd.r.Get(seek, key)
-	switch {
-	case err != nil:
-		mg.errs[i] = wrapf(err, "table %06d", cd.f.FileNum)
-		return lookupError
-	case !ok:
-		return lookupMiss
-	}
-	if kind == base.KindDelete {
-		mg.errs[i] = ErrNotFound
-	} else {
-		mg.values[i] = v // already the caller's copy
-	}
-	return lookupFound
+		cd.res = mg.lookupIn(cd.i, cd.f, cd.r, seek)
+	})
 }
