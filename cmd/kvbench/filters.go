@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // labConfig holds the flags of kvbench filters.
@@ -426,7 +427,7 @@ func labKeys(n, probes int, keysPattern, probesPattern string) (present, absent 
 		arena := make([]byte, count*keyLen)
 		keys := make([][]byte, count)
 		for i := range keys {
-			keys[i] = formatKey(arena[i*keyLen:], num(i))[:size]
+			keys[i] = workload.FormatKey(arena[i*keyLen:], num(i))[:size]
 		}
 		return keys
 	}

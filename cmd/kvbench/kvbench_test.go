@@ -27,25 +27,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
-func TestFormatKey(t *testing.T) {
-	var buf [keyLen]byte
-	for _, k := range []int{0, 1, 9, 10, 99, 12345, 999999, 1_000_000, 123456789012345, maxKeyIndex} {
-		if got, want := string(formatKey(buf[:], k)), fmt.Sprintf("%016d", k); got != want {
-			t.Errorf("formatKey(%d) = %q, want %q", k, got, want)
-		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 10000 {
-		k := rng.IntN(maxKeyIndex + 1)
-		if got, want := string(formatKey(buf[:], k)), fmt.Sprintf("%016d", k); got != want {
-			t.Fatalf("formatKey(%d) = %q, want %q", k, got, want)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { formatKey(buf[:], 42) }); n != 0 {
-		t.Errorf("formatKey allocates %.0f times", n)
-	}
-}
-
 // TestMissingKeys checks readmissing's keys: never a written key, and
 // inside the key range with real keys on both sides, so only a filter (not
 // a table's key range) can rule them out.
@@ -54,7 +35,7 @@ func TestMissingKeys(t *testing.T) {
 	written := make([]string, num)
 	var buf [keyLen]byte
 	for i := range written {
-		written[i] = string(formatKey(buf[:], i))
+		written[i] = string(workload.FormatKey(buf[:], i))
 	}
 	set := map[string]bool{}
 	for _, k := range written {

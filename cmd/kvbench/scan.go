@@ -7,6 +7,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/db"
 	"github.com/bloomkv/bloomkv/filter"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // The prefix and range filter benchmarks (issue 17): seekprefix, scanempty,
@@ -78,9 +79,9 @@ func pow10(n int) int {
 // nothing.
 func (l keyLayout) key(dst []byte, k int) []byte {
 	if !l.split() {
-		return formatKey(dst, k)
+		return workload.FormatKey(dst, k)
 	}
-	dst = formatKey(dst, k%l.perPrefix) // its first prefixSize digits are 0
+	dst = workload.FormatKey(dst, k%l.perPrefix) // its first prefixSize digits are 0
 	q := k / l.perPrefix
 	for i := l.prefixSize - 1; i >= 0; i-- {
 		dst[i] = '0' + byte(q%10)

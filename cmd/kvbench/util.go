@@ -9,40 +9,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
-// keyLen is the length of every key kvbench writes: db_bench's %016d.
-const keyLen = 16
-
-// maxKeyIndex is the largest key number %016d can hold.
-const maxKeyIndex = 9_999_999_999_999_999
-
-// digitPairs holds "00" to "99": formatKey writes two digits a division.
-const digitPairs = "0001020304050607080910111213141516171819" +
-	"2021222324252627282930313233343536373839" +
-	"4041424344454647484950515253545556575859" +
-	"6061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// formatKey writes key number k as 16 decimal digits, zero padded (the
-// same bytes as fmt.Sprintf("%016d", k)), into dst[:16] and returns
-// dst[:16]. It allocates nothing, unlike fmt. k must be in [0, maxKeyIndex].
-//
-// Two independent halves of eight digits, two digits a step: a digit a
-// division made one chain of 16 dependent divisions, about 40 ns a key,
-// which was a fifth of what multimissing measured (the harness's cost is
-// every benchmark's and every engine's, and hides the engine's).
-func formatKey(dst []byte, k int) []byte {
-	dst = dst[:keyLen]
-	hi, lo := uint64(k)/1e8, uint64(k)%1e8
-	for i := keyLen - 2; i >= keyLen/2; i -= 2 {
-		h, l := hi%100, lo%100
-		hi, lo = hi/100, lo/100
-		dst[i-8], dst[i-7] = digitPairs[2*h], digitPairs[2*h+1]
-		dst[i], dst[i+1] = digitPairs[2*l], digitPairs[2*l+1]
-	}
-	return dst
-}
+// keyLen and maxKeyIndex are the keys' length and largest number
+// (workload.FormatKey's).
+const (
+	keyLen      = workload.KeyLen
+	maxKeyIndex = workload.MaxKeyIndex
+)
 
 // missingKey is db_bench's absent key for key number k: the real key with
 // its last byte dropped. It is never written (every written key has 16
@@ -50,7 +26,7 @@ func formatKey(dst []byte, k int) []byte {
 // so its neighbours are real keys: a table whose range holds them cannot
 // rule it out by range, only by its filter.
 func missingKey(dst []byte, k int) []byte {
-	return formatKey(dst, k)[:keyLen-1]
+	return workload.FormatKey(dst, k)[:keyLen-1]
 }
 
 // hotRange is the number of keys readhot draws from: the first 1% of the

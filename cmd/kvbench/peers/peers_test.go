@@ -478,20 +478,6 @@ func checkKeepStores(t *testing.T, engine string) {
 // TestKeepStores: goleveldb's kept store is an --existing_db input.
 func TestKeepStores(t *testing.T) { checkKeepStores(t, "goleveldb") }
 
-// TestFormatKey checks the two-digit formatter against fmt's %016d.
-func TestFormatKey(t *testing.T) {
-	var buf [keyLen]byte
-	ks := []int{0, 1, 9, 10, 99, 100, 12345, 99_999_999, 100_000_000, 123456789012345, 9_999_999_999_999_999}
-	for k := 1; k < 9_999_999_999_999_999/7; k = k*7 + 3 {
-		ks = append(ks, k)
-	}
-	for _, k := range ks {
-		if got, want := string(formatKey(buf[:], k)), fmt.Sprintf("%016d", k); got != want {
-			t.Errorf("formatKey(%d) = %q, want %q", k, got, want)
-		}
-	}
-}
-
 // TestPrefixUpper checks the adapters' reused upper bound against
 // db.PrefixBounds, with the buffer reused across prefixes of every shape.
 func TestPrefixUpper(t *testing.T) {

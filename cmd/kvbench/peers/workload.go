@@ -15,34 +15,7 @@ import (
 // The workload loop of cmd/kvbench, cut down to what the peer comparison
 // needs (cmd/kvbench is a main package and cannot be imported).
 
-const keyLen = 16
-
-// digitPairs holds "00" to "99": formatKey writes two digits a division.
-const digitPairs = "0001020304050607080910111213141516171819" +
-	"2021222324252627282930313233343536373839" +
-	"4041424344454647484950515253545556575859" +
-	"6061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// formatKey writes key number k as 16 decimal digits, zero padded (the
-// same bytes as fmt.Sprintf("%016d", k)), into dst[:16] and returns
-// dst[:16]. It allocates nothing, unlike fmt. k must be in [0, 1e16).
-//
-// Two independent halves of eight digits, two digits a step: a digit a
-// division made one chain of 16 dependent divisions, about 40 ns a key,
-// which was a fifth of what multimissing measured (the harness's cost is
-// every benchmark's and every engine's, and hides the engine's).
-func formatKey(dst []byte, k int) []byte {
-	dst = dst[:keyLen]
-	hi, lo := uint64(k)/1e8, uint64(k)%1e8
-	for i := keyLen - 2; i >= keyLen/2; i -= 2 {
-		h, l := hi%100, lo%100
-		hi, lo = hi/100, lo/100
-		dst[i-8], dst[i-7] = digitPairs[2*h], digitPairs[2*h+1]
-		dst[i], dst[i+1] = digitPairs[2*l], digitPairs[2*l+1]
-	}
-	return dst
-}
+const keyLen = workload.KeyLen
 
 // key writes key number k into dst[:16]: %016d, or with --prefix_size=N
 // N digits of k/16 then 16-N digits of k%16 (kvbench's layout with
@@ -50,9 +23,9 @@ func formatKey(dst []byte, k int) []byte {
 // keys sort in k's order.
 func (c *config) key(dst []byte, k int) []byte {
 	if c.prefixSize <= 0 {
-		return formatKey(dst, k)
+		return workload.FormatKey(dst, k)
 	}
-	dst = formatKey(dst, k%keysPerPrefix)
+	dst = workload.FormatKey(dst, k%keysPerPrefix)
 	q := k / keysPerPrefix
 	for i := c.prefixSize - 1; i >= 0; i-- {
 		dst[i] = '0' + byte(q%10)
