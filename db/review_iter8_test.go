@@ -555,14 +555,7 @@ func TestReview8MultiGetConcurrent(t *testing.T) {
 					t.Fatalf("MultiGet after Close: %v", err)
 				}
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := runtime.NumGoroutine(); n > before {
-				buf := make([]byte, 1<<20)
-				t.Fatalf("%d goroutines after Close, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
-			}
+			requireGoroutinesSettle(t, before)
 		})
 	}
 }

@@ -322,21 +322,7 @@ func TestReview9IntoConcurrentPool(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	review9WaitGoroutines(t, before)
-}
-
-// review9WaitGoroutines waits for the goroutine count to return to
-// baseline.
-func review9WaitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	requireGoroutinesSettle(t, before)
 }
 
 // TestReview9IntoRacesBackground runs MultiGetInto at snapshots while a
@@ -500,7 +486,7 @@ func TestReview9IntoRacesBackground(t *testing.T) {
 			if err := fail.Load(); err != nil {
 				t.Fatal(err)
 			}
-			review9WaitGoroutines(t, before)
+			requireGoroutinesSettle(t, before)
 		})
 	}
 }

@@ -570,5 +570,5 @@ func TestReview9bBackground(t *testing.T) {
 	}
 	rg.Wait()
 	wg.Wait()
-	review9WaitGoroutines(t, before)
+	requireGoroutinesSettle(t, before)
 }
