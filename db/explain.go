@@ -435,10 +435,10 @@ func (d *DB) ExplainSeek(key []byte, ro *ReadOptions) (*SeekTrace, error) {
 func (d *DB) explainSeek(key []byte, ro *ReadOptions, tr *SeekTrace) error {
 	it := d.NewIterator(ro)
 	defer it.Close()
-	if it.err != nil {
-		return it.err
+	if err := it.Error(); err != nil {
+		return err
 	}
-	if err := d.traceSeek(it, key, tr); err != nil {
+	if err := d.traceSeek(it.s, key, tr); err != nil {
 		return err
 	}
 	if tr.Found = it.Seek(key); tr.Found {
@@ -449,7 +449,7 @@ func (d *DB) explainSeek(key []byte, ro *ReadOptions, tr *SeekTrace) error {
 
 // traceSeek fills tr's steps for a Seek of it to key, before the Seek
 // itself, so the blocks are found in the cache state the Seek meets.
-func (d *DB) traceSeek(it *Iterator, key []byte, tr *SeekTrace) error {
+func (d *DB) traceSeek(it *iterState, key []byte, tr *SeekTrace) error {
 	cell, ok := it.enter()
 	if !ok {
 		return it.err

@@ -128,7 +128,7 @@ func checkBoundedScan(t *testing.T, d *DB, ro *ReadOptions, m model) bool {
 	sort.Strings(want)
 	it := d.NewIterator(ro)
 	defer it.Close()
-	none := it.none
+	none := it.s.none
 	if none && len(want) > 0 {
 		t.Fatalf("bounds [%q, %q): no inner iterators, but the model holds %v", ro.LowerBound, ro.UpperBound, want)
 	}
@@ -178,7 +178,7 @@ func TestIteratorNoneLifecycle(t *testing.T) {
 	lo, hi := PrefixBounds([]byte("b000"))
 	ro := &ReadOptions{LowerBound: lo, UpperBound: hi}
 	it := d.NewIterator(ro)
-	if !it.none {
+	if !it.s.none {
 		t.Fatal("an absent prefix on a flushed store built inner iterators")
 	}
 	// A write after the iterator was made is not in its view.
@@ -189,8 +189,8 @@ func TestIteratorNoneLifecycle(t *testing.T) {
 		t.Fatalf("an iterator made before the write found %q", it.Key())
 	}
 	it2 := d.NewIterator(ro)
-	if it2.none || !it2.First() || string(it2.Key()) != "b000x" {
-		t.Fatalf("an iterator made after the write: none %v, key %q", it2.none, it2.Key())
+	if it2.s.none || !it2.First() || string(it2.Key()) != "b000x" {
+		t.Fatalf("an iterator made after the write: none %v, key %q", it2.s.none, it2.Key())
 	}
 	if err := it2.Close(); err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestOverlappingAgainstScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		it := &Iterator{}
+		it := &iterState{}
 		if rng.Intn(5) > 0 {
 			it.lower = k(rng.Intn(next + 3))
 		}

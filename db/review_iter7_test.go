@@ -220,10 +220,10 @@ func TestReviewIter7Model(t *testing.T) {
 					want := r7Want(mm, lo, hi)
 					it := d.NewIterator(ro)
 					iters++
-					if it.none {
+					if it.s.none {
 						nones++
 					}
-					what := fmt.Sprintf("round %d bounds [%q,%q) snap %v none %v", round, lo, hi, ro.Snapshot != nil, it.none)
+					what := fmt.Sprintf("round %d bounds [%q,%q) snap %v none %v", round, lo, hi, ro.Snapshot != nil, it.s.none)
 					// ExplainSeek answers as Seek does.
 					{
 						sk := r7Key(rng.Intn(30), rng.Intn(40))
@@ -311,7 +311,7 @@ func TestReviewIter7AckedWritesSeen(t *testing.T) {
 				okL = true
 			}
 			okS := it.Seek([]byte(k)) && string(it.Key()) == k
-			none := it.none
+			none := it.s.none
 			it.Close()
 			if !okF || !okL || !okS {
 				if fails.Add(1) < 5 {
@@ -760,7 +760,7 @@ func TestReviewIter7Linearizable(t *testing.T) {
 				lo := acked[w].Load()
 				it := d.NewIterator(ro)
 				hi := started[w].Load()
-				if it.none {
+				if it.s.none {
 					nones.Add(1)
 				}
 				var seen int64 = -1
