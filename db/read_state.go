@@ -40,9 +40,13 @@ type readState struct {
 	// tombstones; when it is false (and the mutable memtable holds none)
 	// reads skip every tombstone check.
 	frozenDels bool
-	delsOnce   sync.Once
-	dels       *rangedel.Set // the tombstones of imm and v's tables
-	delsErr    error
+	// dels holds the tombstones of imm and v's tables once delsLoaded is
+	// set; delsMu serializes their loading. A load that fails (a table
+	// that cannot be opened) is not remembered: the next read tries
+	// again, so a passing fault does not fail every read of the state.
+	delsMu     sync.Mutex
+	delsLoaded atomic.Bool
+	dels       *rangedel.Set
 }
 
 // rangeDels returns the range tombstones of the state's frozen memtable
@@ -52,27 +56,33 @@ func (rs *readState) rangeDels() (*rangedel.Set, error) {
 	if !rs.frozenDels {
 		return nil, nil
 	}
-	rs.delsOnce.Do(func() {
-		var ts []rangedel.Tombstone
-		if rs.imm != nil {
-			ts = append(ts, rs.imm.RangeDelTombstones()...)
-		}
-		for _, files := range rs.v.Files {
-			for _, f := range files {
-				if f.RangeDels == 0 {
-					continue
-				}
-				r, err := rs.d.tables.get(f)
-				if err != nil {
-					rs.delsErr = wrapf(err, "loading the range tombstones of table %06d", f.FileNum)
-					return
-				}
-				ts = append(ts, r.RangeDels()...)
+	if rs.delsLoaded.Load() {
+		return rs.dels, nil
+	}
+	rs.delsMu.Lock()
+	defer rs.delsMu.Unlock()
+	if rs.delsLoaded.Load() {
+		return rs.dels, nil
+	}
+	var ts []rangedel.Tombstone
+	if rs.imm != nil {
+		ts = append(ts, rs.imm.RangeDelTombstones()...)
+	}
+	for _, files := range rs.v.Files {
+		for _, f := range files {
+			if f.RangeDels == 0 {
+				continue
 			}
+			r, err := rs.d.tables.get(f)
+			if err != nil {
+				return nil, wrapf(err, "loading the range tombstones of table %06d", f.FileNum)
+			}
+			ts = append(ts, r.RangeDels()...)
 		}
-		rs.dels = rangedel.Build(ts)
-	})
-	return rs.dels, rs.delsErr
+	}
+	rs.dels = rangedel.Build(ts)
+	rs.delsLoaded.Store(true)
+	return rs.dels, nil
 }
 
 // hasRangeDels reports whether a read of the state must consult range
