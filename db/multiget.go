@@ -212,6 +212,10 @@ type multiGet struct {
 	// counts into lv, instead of looking them up.
 	deferred bool
 	lv       [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
+
+	// hashName is the name of the policy whose key hashes sc.keyHash
+	// holds ("": none yet).
+	hashName string
 }
 
 // mgCand is a table of a sorted level that may hold a key: its filter
@@ -235,6 +239,7 @@ type mgScratch struct {
 	idx     [64]int // the key's index in the batch
 	keys    [64][]byte
 	filters [64][]byte
+	hashes  [64]uint64 // the queued keys' hashes, from keyHash
 	maybe   [64]bool
 	files   [64]*manifest.FileMetadata
 	readers [64]*sstable.Reader
@@ -251,6 +256,10 @@ type mgScratch struct {
 	first, last, next []int32
 	checked, passed   []uint8
 	round             []int32
+
+	// keyHash holds the hash of each key of the batch under the policy
+	// multiGet.hashName names (filter.HashBatchPolicy).
+	keyHash []uint64
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
@@ -298,7 +307,14 @@ func (mg *multiGet) probe(out []int) []int {
 			batch = false
 		}
 	}
-	if batch && policy != nil {
+	if hp, ok := policy.(filter.HashBatchPolicy); ok && batch {
+		// Each key hashed once for all its probes, a table a level.
+		kh := mg.keyHashes(hp)
+		for j := 0; j < n; j++ {
+			sc.hashes[j] = kh[sc.idx[j]]
+		}
+		hp.MayContainHashBatch(sc.filters[:n], sc.hashes[:n], sc.maybe[:n])
+	} else if batch && policy != nil {
 		filter.MayContainBatch(policy, sc.filters[:n], sc.keys[:n], sc.maybe[:n])
 	} else {
 		for j := 0; j < n; j++ {
@@ -338,6 +354,24 @@ func (mg *multiGet) probe(out []int) []int {
 	}
 	clear(sc.readers[:n])
 	return out
+}
+
+// keyHashes returns the KeyHash of every key of the batch under hp,
+// computed at the first probe that needs them (and again should a probe
+// of another policy name come).
+func (mg *multiGet) keyHashes(hp filter.HashBatchPolicy) []uint64 {
+	sc := mg.sc
+	if name := hp.Name(); name != mg.hashName {
+		if cap(sc.keyHash) < len(mg.keys) {
+			sc.keyHash = make([]uint64, len(mg.keys))
+		}
+		sc.keyHash = sc.keyHash[:len(mg.keys)]
+		for i, k := range mg.keys {
+			sc.keyHash[i] = hp.KeyHash(k)
+		}
+		mg.hashName = name
+	}
+	return sc.keyHash
 }
 
 // minLookupsPerWorker is the fewest lookups that make another goroutine

@@ -29,6 +29,11 @@ func TestMultiGetAgainstGet(t *testing.T) {
 		{"mixed", Options{WriteBufferSize: 8 << 10, LevelFilterPolicies: []filter.Policy{filter.NewBloomPolicy(10), filter.None, filter.NewLevelDBBloomPolicy(10)}}},
 		// One policy name at different bits per key: one batch.
 		{"monkey", Options{WriteBufferSize: 8 << 10, FilterBudgetBitsPerKey: 8}},
+		// Hashed probes of two policies whose key hashes differ, level
+		// after level: a hash kept from one policy's probes and used for
+		// the other's would lose keys.
+		{"hashes", Options{WriteBufferSize: 8 << 10, LevelFilterPolicies: []filter.Policy{
+			filter.NewBloomPolicy(10), saltedPolicy{filter.NewBloomPolicy(10)}, filter.NewBloomPolicy(8), saltedPolicy{filter.NewBloomPolicy(10)}}}},
 	} {
 		// Lookups in the caller only, and spread over helper goroutines.
 		for _, par := range []int{1, 4} {
@@ -408,3 +413,31 @@ func TestMultiGetIntoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// saltedPolicy is a filter.HashBatchPolicy whose filters hold the keys
+// with a suffix: its KeyHash differs from the Bloom policy's for every
+// key, though its probes are the Bloom policy's.
+type saltedPolicy struct{ filter.Policy }
+
+func salted(key []byte) []byte { return append(append([]byte(nil), key...), "#salt"...) }
+
+func (p saltedPolicy) Name() string { return "test.SaltedBloom" }
+func (p saltedPolicy) MayContain(f, key []byte) bool {
+	return p.Policy.MayContain(f, salted(key))
+}
+func (p saltedPolicy) NewBuilder() filter.Builder { return saltedBuilder{p.Policy.NewBuilder()} }
+func (p saltedPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
+	for i, k := range keys {
+		maybe[i] = p.MayContain(filters[i], k)
+	}
+}
+func (p saltedPolicy) KeyHash(key []byte) uint64 {
+	return p.Policy.(filter.HashBatchPolicy).KeyHash(salted(key))
+}
+func (p saltedPolicy) MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool) {
+	p.Policy.(filter.HashBatchPolicy).MayContainHashBatch(filters, hashes, maybe)
+}
+
+type saltedBuilder struct{ filter.Builder }
+
+func (b saltedBuilder) AddKey(key []byte) { b.Builder.AddKey(salted(key)) }

@@ -98,49 +98,70 @@ func (p *bloomPolicy) MayContain(filter, key []byte) bool {
 func (p *bloomPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
 	filters, maybe = filters[:len(keys)], maybe[:len(keys)]
 	var hbuf [64]uint64
-	var passed [64]uint8
 	for len(keys) > 0 {
 		hs := hbuf[:min(len(keys), len(hbuf))]
-		fs, ms := filters[:len(hs)], maybe[:len(hs)]
 		for i, key := range keys[:len(hs)] {
 			hs[i] = xxhash.Sum64(key)
 		}
-		// Round one: the first probe. A filter this loop does not read
-		// (legacy, fewer than three probes, unknown) is left to the
-		// last round.
-		np := 0
-		for i, h := range hs {
-			f := fs[i]
-			n := len(f) - 1
-			if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
-				ms[i] = true
-				continue
-			}
-			p0, _ := bits.Mul64(h, uint64(n)*8)
-			bit := f[p0>>3] >> (p0 & 7) & 1
-			ms[i] = bit != 0
-			passed[np] = uint8(i)
-			np += int(bit)
-		}
-		// Round two: the second and third probes of the keys that passed.
-		for _, i := range passed[:np] {
-			f, h := fs[i], hs[i]
-			n := len(f) - 1
-			nbits := uint64(n) * 8
-			inc := probeInc(h)
-			x1 := h*probeMul + inc
-			x2 := x1*probeMul + inc
-			p1, _ := bits.Mul64(x1, nbits)
-			p2, _ := bits.Mul64(x2, nbits)
-			ms[i] = f[p1>>3]>>(p1&7)&(f[p2>>3]>>(p2&7))&1 != 0
-		}
-		// The rest, key by key (their first lines are in cache now).
-		for i, h := range hs {
-			if ms[i] {
-				ms[i] = bloomMayContain(fs[i], h, p.legacy)
-			}
-		}
+		p.mayContainHashed(filters[:len(hs)], hs, maybe[:len(hs)])
 		keys, filters, maybe = keys[len(hs):], filters[len(hs):], maybe[len(hs):]
+	}
+}
+
+// KeyHash returns xxhash64(key), the hash the probes of every filter of
+// the policy use (HashBatchPolicy).
+func (p *bloomPolicy) KeyHash(key []byte) uint64 { return xxhash.Sum64(key) }
+
+// MayContainHashBatch is MayContainBatch for keys already hashed with
+// KeyHash (HashBatchPolicy).
+func (p *bloomPolicy) MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool) {
+	filters, maybe = filters[:len(hashes)], maybe[:len(hashes)]
+	for len(hashes) > 0 {
+		m := min(len(hashes), 64)
+		p.mayContainHashed(filters[:m], hashes[:m], maybe[:m])
+		hashes, filters, maybe = hashes[m:], filters[m:], maybe[m:]
+	}
+}
+
+// mayContainHashed probes up to 64 keys of hashes hs in the rounds
+// MayContainBatch describes. fs and ms are as long as hs.
+func (p *bloomPolicy) mayContainHashed(fs [][]byte, hs []uint64, ms []bool) {
+	var passed [64]uint8
+	fs, ms = fs[:len(hs)], ms[:len(hs)]
+	// Round one: the first probe. A filter this loop does not read
+	// (legacy, fewer than three probes, unknown) is left to the last
+	// round.
+	np := 0
+	for i, h := range hs {
+		f := fs[i]
+		n := len(f) - 1
+		if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
+			ms[i] = true
+			continue
+		}
+		p0, _ := bits.Mul64(h, uint64(n)*8)
+		bit := f[p0>>3] >> (p0 & 7) & 1
+		ms[i] = bit != 0
+		passed[np] = uint8(i)
+		np += int(bit)
+	}
+	// Round two: the second and third probes of the keys that passed.
+	for _, i := range passed[:np] {
+		f, h := fs[i], hs[i]
+		n := len(f) - 1
+		nbits := uint64(n) * 8
+		inc := probeInc(h)
+		x1 := h*probeMul + inc
+		x2 := x1*probeMul + inc
+		p1, _ := bits.Mul64(x1, nbits)
+		p2, _ := bits.Mul64(x2, nbits)
+		ms[i] = f[p1>>3]>>(p1&7)&(f[p2>>3]>>(p2&7))&1 != 0
+	}
+	// The rest, key by key (their first lines are in cache now).
+	for i, h := range hs {
+		if ms[i] {
+			ms[i] = bloomMayContain(fs[i], h, p.legacy)
+		}
 	}
 }
 

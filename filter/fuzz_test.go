@@ -45,6 +45,17 @@ func checkMayContain(t *testing.T, p Policy, filter, key []byte) {
 			t.Fatalf("filter %x, key %q: MayContainBatch = %v, MayContain = %v", filters[i], k, maybe[i], !maybe[i])
 		}
 	}
+	if hp, ok := p.(HashBatchPolicy); ok {
+		var hashes [5]uint64
+		for i, k := range keys {
+			hashes[i] = hp.KeyHash(k)
+		}
+		var hmaybe [5]bool
+		hp.MayContainHashBatch(filters, hashes[:], hmaybe[:])
+		if hmaybe != maybe {
+			t.Fatalf("filter %x, key %q: MayContainHashBatch %v, MayContainBatch %v", filter, key, hmaybe, maybe)
+		}
+	}
 }
 
 func FuzzBloomMayContain(f *testing.F) {

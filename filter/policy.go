@@ -139,6 +139,22 @@ type BatchPolicy interface {
 	MayContainBatch(filters, keys [][]byte, maybe []bool)
 }
 
+// HashBatchPolicy is a BatchPolicy whose probes see a key only through a
+// 64-bit hash of it, the same for every filter of the policy's name. A
+// caller that asks several filters about the same keys, as package db's
+// MultiGet asks one filter a level, hashes each key once with KeyHash
+// and probes with MayContainHashBatch.
+type HashBatchPolicy interface {
+	BatchPolicy
+	// KeyHash returns the hash of key that the policy's probes use.
+	KeyHash(key []byte) uint64
+	// MayContainHashBatch sets maybe[i] to MayContain(filters[i], k) for
+	// the key k whose KeyHash is hashes[i], for every i < len(hashes).
+	// filters and maybe must be at least as long as hashes. It must not
+	// panic or allocate on any input.
+	MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool)
+}
+
 // MayContainBatch sets maybe[i] to p.MayContain(filters[i], keys[i]) for
 // every i < len(keys), through p's MayContainBatch when p is a
 // BatchPolicy. It panics if filters or maybe is shorter than keys.

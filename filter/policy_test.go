@@ -365,5 +365,34 @@ func checkBatch(t *testing.T, p Policy, filters, keys [][]byte) (positives int) 
 	if !maybe[len(keys)] {
 		t.Fatalf("%s: MayContainBatch wrote past the keys", p.Name())
 	}
+	// A HashBatchPolicy answers the same from the keys' hashes.
+	if hp, ok := p.(HashBatchPolicy); ok {
+		hashes := make([]uint64, len(keys))
+		for i, k := range keys {
+			hashes[i] = hp.KeyHash(k)
+		}
+		hmaybe := make([]bool, len(keys)+1)
+		hmaybe[len(keys)] = true
+		hp.MayContainHashBatch(filters, hashes, hmaybe)
+		for i, k := range keys {
+			if hmaybe[i] != maybe[i] {
+				t.Fatalf("%s, batch of %d: key %q: MayContainHashBatch = %v, MayContainBatch = %v", p.Name(), len(keys), k, hmaybe[i], maybe[i])
+			}
+		}
+		if !hmaybe[len(keys)] {
+			t.Fatalf("%s: MayContainHashBatch wrote past the keys", p.Name())
+		}
+	}
 	return positives
+}
+
+// TestHashBatchPolicies checks which policies hash a key once for all
+// their filters: the standard and legacy Bloom policies do (checkBatch
+// compares their hashed probes with MayContain).
+func TestHashBatchPolicies(t *testing.T) {
+	for _, p := range []Policy{NewBloomPolicy(10), NewLegacyBloomPolicy(10)} {
+		if _, ok := p.(HashBatchPolicy); !ok {
+			t.Errorf("%s is not a HashBatchPolicy", p.Name())
+		}
+	}
 }
