@@ -262,23 +262,40 @@ func (x *levelIndex) findBatch(files []*FileMetadata, ukeys [][]byte, at []int) 
 		rel[j], ps[j] = x.locate(k)
 	}
 	w := x.largest
-	for n := len(w); n > 1; {
-		half := n >> 1
-		for j := 0; j < m; j++ {
-			l := lo[j]
-			lo[j] = l + half&-b2i(w[l+half-1] < ps[j])
+	// Four keys' searches at a time, their bases in registers: the four
+	// chains of dependent loads overlap, and no step goes through memory.
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		p0, p1, p2, p3 := ps[j], ps[j+1], ps[j+2], ps[j+3]
+		l0, l1, l2, l3 := 0, 0, 0, 0
+		for n := len(w); n > 1; {
+			half := n >> 1
+			l0 += half & -b2i(w[l0+half-1] < p0)
+			l1 += half & -b2i(w[l1+half-1] < p1)
+			l2 += half & -b2i(w[l2+half-1] < p2)
+			l3 += half & -b2i(w[l3+half-1] < p3)
+			n -= half
 		}
-		n -= half
+		lo[j], lo[j+1], lo[j+2], lo[j+3] = l0, l1, l2, l3
+	}
+	for ; j < m; j++ {
+		l, p := 0, ps[j]
+		for n := len(w); n > 1; {
+			half := n >> 1
+			l += half & -b2i(w[l+half-1] < p)
+			n -= half
+		}
+		lo[j] = l
 	}
 	for j, k := range ukeys {
 		if rel[j] != 0 {
 			at[j] = -1
 			continue
 		}
+		// The last step without a branch: whether the key lies past
+		// w[i] is as unpredictable as each halving step's comparison.
 		p, i := ps[j], lo[j]
-		if w[i] < p {
-			i++
-		}
+		i += b2i(w[i] < p)
 		if i < len(w) && w[i] == p {
 			i = firstGE(w, files, (*FileMetadata).largestUkey, k, p)
 		}
