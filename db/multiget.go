@@ -300,10 +300,11 @@ func (mg *multiGet) probe(out []int) []int {
 			batch = false
 		case policy == nil:
 			policy = p
-		case p != policy && p.Name() != policy.Name():
+		case p.Name() != policy.Name():
 			// Policies of one name read each other's filters (filter.Policy),
 			// so tables written with NewBloomPolicy at different bits per
-			// key still share a batch.
+			// key still share a batch. Compared by name only: == on two
+			// policies of one type that Go cannot compare would panic.
 			batch = false
 		}
 	}
