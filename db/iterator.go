@@ -303,16 +303,18 @@ func (it *iterState) filtered(level int, files []*manifest.FileMetadata, prefix 
 		keep := true
 		if usePrefix {
 			if checked, may := r.PrefixCheck(name, prefix); checked {
-				lm.prefixChecks.Add(1)
-				if !may {
+				if may {
+					lm.prefixPassed.Add(1)
+				} else {
 					lm.prefixSkipped.Add(1)
 					keep = false
 				}
 			}
 		}
 		if keep && useRange && r.HasRangeFilter() {
-			lm.rangeChecks.Add(1)
-			if !r.RangeMayContain(it.lower, it.upper) {
+			if r.RangeMayContain(it.lower, it.upper) {
+				lm.rangePassed.Add(1)
+			} else {
 				lm.rangeSkipped.Add(1)
 				keep = false
 			}
@@ -410,6 +412,21 @@ func (it *iterState) enter() (int, bool) {
 
 func (it *iterState) exit(cell int) { it.d.reads.DecAt(cell) }
 
+// noneStep is a positioning call of an iterator with nothing to merge
+// (none): it finds nothing and reads no table, so it is not registered
+// as a read; it still reports ErrClosed after the iterator's or the DB's
+// Close, as enter does.
+func (it *iterState) noneStep(dir int) bool {
+	if it.err == nil && (it.done || it.d.closed.Load()) {
+		it.err = ErrClosed
+	}
+	if it.err == nil {
+		it.dir = dir
+	}
+	it.valid = false
+	return false
+}
+
 func (it *iterState) checkErr() bool {
 	if err := it.iter.Error(); err != nil {
 		it.err, it.valid = err, false
@@ -419,16 +436,15 @@ func (it *iterState) checkErr() bool {
 
 // first is First.
 func (it *iterState) first() bool {
+	if it.none {
+		return it.noneStep(1)
+	}
 	cell, ok := it.enter()
 	if !ok {
 		return false
 	}
 	defer it.exit(cell)
 	it.dir = 1
-	if it.none {
-		it.valid = false
-		return false
-	}
 	if it.lower != nil {
 		it.iter.SeekGE(base.AppendInternalKey(it.parts.seekArr[:0], it.lower, it.seq, base.KindSeek))
 	} else {
@@ -440,16 +456,15 @@ func (it *iterState) first() bool {
 
 // last is Last.
 func (it *iterState) last() bool {
+	if it.none {
+		return it.noneStep(-1)
+	}
 	cell, ok := it.enter()
 	if !ok {
 		return false
 	}
 	defer it.exit(cell)
 	it.dir = -1
-	if it.none {
-		it.valid = false
-		return false
-	}
 	if it.upper != nil {
 		// Every entry of a user key < upper sorts before (upper, the
 		// largest trailer).
@@ -463,16 +478,15 @@ func (it *iterState) last() bool {
 
 // seek is Seek.
 func (it *iterState) seek(key []byte) bool {
+	if it.none {
+		return it.noneStep(1)
+	}
 	cell, ok := it.enter()
 	if !ok {
 		return false
 	}
 	defer it.exit(cell)
 	it.dir = 1
-	if it.none {
-		it.valid = false
-		return false
-	}
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}

@@ -44,11 +44,13 @@ type levelCounters struct {
 	compactions        atomic.Int64 // compactions writing into this level
 	compactionBytesIn  atomic.Int64 // bytes read by them
 	compactionBytesOut atomic.Int64 // bytes they wrote here
-	prefixChecks       atomic.Int64 // prefix filter checks of iterators
-	prefixSkipped      atomic.Int64 // tables they skipped
-	rangeChecks        atomic.Int64 // range filter checks of iterators
-	rangeSkipped       atomic.Int64 // tables they skipped
-	_                  [8]byte      // keep these off the next level's line
+	// The prefix and range filter checks of iterators, counted by their
+	// answer (checks are the sum): one atomic add a check.
+	prefixPassed  atomic.Int64 // checks that let the table through
+	prefixSkipped atomic.Int64 // checks that skipped it
+	rangePassed   atomic.Int64
+	rangeSkipped  atomic.Int64
+	_             [8]byte // keep these off the next level's line
 }
 
 // FilterMetrics count what the per-table filters did for Get.
@@ -248,14 +250,12 @@ func (d *DB) Metrics() *Metrics {
 		f.Useful = max(f.Checks-f.Positives, 0)
 		m.Levels[l].Filter = f
 		m.Filter.add(f)
-		skipped := c.prefixSkipped.Load()
-		pf := FilterMetrics{Checks: c.prefixChecks.Load(), Useful: skipped}
-		pf.Positives = max(pf.Checks-skipped, 0)
+		pf := FilterMetrics{Useful: c.prefixSkipped.Load(), Positives: c.prefixPassed.Load()}
+		pf.Checks = pf.Useful + pf.Positives
 		m.Levels[l].PrefixFilter = pf
 		m.PrefixFilter.add(pf)
-		rskipped := c.rangeSkipped.Load()
-		rf := FilterMetrics{Checks: c.rangeChecks.Load(), Useful: rskipped}
-		rf.Positives = max(rf.Checks-rskipped, 0)
+		rf := FilterMetrics{Useful: c.rangeSkipped.Load(), Positives: c.rangePassed.Load()}
+		rf.Checks = rf.Useful + rf.Positives
 		m.Levels[l].RangeFilter = rf
 		m.RangeFilter.add(rf)
 		m.Levels[l].Compactions = c.compactions.Load()
