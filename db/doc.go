@@ -42,6 +42,8 @@
 // later one does nothing and returns ErrClosed (DB.Close, Iterator.Close).
 // Snapshot.Release returns no error, so a second Release simply does
 // nothing. After DB.Close every call on the DB, its iterators and its
-// snapshots returns ErrClosed; a read through a released snapshot returns
-// ErrSnapshotReleased.
+// snapshots returns ErrClosed, except an iterator's first Close, which
+// releases it and returns the iterator's error (ErrClosed once a call
+// after DB.Close has set it, nil for an iterator not used since); a read
+// through a released snapshot returns ErrSnapshotReleased.
 package db
