@@ -433,7 +433,7 @@ func (d *DB) ExplainSeek(key []byte, ro *ReadOptions) (*SeekTrace, error) {
 }
 
 func (d *DB) explainSeek(key []byte, ro *ReadOptions, tr *SeekTrace) error {
-	it := d.NewIterator(ro)
+	it := &Iterator{s: d.newIterState(ro, true)} // the trace reads its read state
 	defer it.Close()
 	if err := it.Error(); err != nil {
 		return err

@@ -121,13 +121,15 @@ func (it *iterState) covered(ukey []byte, seq uint64) bool {
 // are reported by the iterator's Error, and its positioning calls return
 // false.
 func (d *DB) NewIterator(ro *ReadOptions) *Iterator {
-	return &Iterator{s: d.newIterState(ro)}
+	return &Iterator{s: d.newIterState(ro, false)}
 }
 
 var iterStatePool = sync.Pool{New: func() any { return new(iterState) }}
 
-// newIterState makes the state of NewIterator's iterator.
-func (d *DB) newIterState(ro *ReadOptions) *iterState {
+// newIterState makes the state of NewIterator's iterator. With keepRS
+// (ExplainSeek's trace) an iterator with nothing to merge keeps its read
+// state until Close as any other does.
+func (d *DB) newIterState(ro *ReadOptions, keepRS bool) *iterState {
 	it := iterStatePool.Get().(*iterState)
 	it.d, it.dir = d, 1
 	// Registered as a read, like every step: Close waits for it before it
@@ -200,9 +202,15 @@ func (d *DB) newIterState(ro *ReadOptions) *iterState {
 	// No table left and no memtable entry in the bounds (an absent
 	// prefix or range, the case the filters are for): nothing to merge,
 	// and the positioning calls find nothing without building the inner
-	// iterators. The read state stays held until Close, for ExplainSeek.
+	// iterators. They read nothing of the read state either, so it is
+	// released now: such an iterator pins no table, and its Close has no
+	// reference to drop.
 	if it.empty || tables == 0 && !it.memMayHold(it.rs.mem) && !it.memMayHold(it.rs.imm) {
 		it.none = true
+		if !keepRS {
+			it.ref.unref()
+			it.rs = nil
+		}
 		return it
 	}
 	p := iterPartsPool.Get().(*iterParts)

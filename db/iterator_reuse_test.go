@@ -319,3 +319,40 @@ func TestRangeDelsLoadRetried(t *testing.T) {
 		t.Fatalf("scan after the fault passed: %q, %v", got, err)
 	}
 }
+
+// TestIteratorNonePinsNoTable checks that an iterator with nothing to
+// merge (an absent prefix ruled out by the prefix filter) holds no read
+// state: a compaction while it is open deletes the tables it looked at,
+// and it still finds nothing, with no error.
+func TestIteratorNonePinsNoTable(t *testing.T) {
+	d := reuseStore(t)
+	defer d.Close()
+	it := d.NewIterator(prefixRO("b000"))
+	if !it.s.none || it.s.rs != nil {
+		t.Fatalf("absent prefix: none %v, read state held %v", it.s.none, it.s.rs != nil)
+	}
+	before := d.Metrics().TablesDeleted
+	if err := d.Put([]byte("a0000"), []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CompactRange(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Metrics().TablesDeleted == before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if d.Metrics().TablesDeleted == before {
+		t.Fatalf("the open iterator kept the compacted tables: %s", d.Metrics())
+	}
+	if it.First() || it.Seek([]byte("b")) || it.Last() || it.Error() != nil {
+		t.Fatalf("found %q, Error %v", it.Key(), it.Error())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// ExplainSeek's iterator keeps its read state to trace it.
+	if tr, err := d.ExplainSeek([]byte("b000"), prefixRO("b000")); err != nil || tr.Found || len(tr.Steps) == 0 {
+		t.Fatalf("ExplainSeek of an absent prefix: found %v, %d steps, err %v", tr.Found, len(tr.Steps), err)
+	}
+}

@@ -633,7 +633,9 @@ func TestReviewIter10OverlapWalkLevels(t *testing.T) {
 // TestReviewIter10ReleasesReadState: every kind of iterator, whether
 // Close gives its state back or keeps it, releases its read state at
 // Close: the tables a compaction made obsolete while it was open are
-// deleted once it is closed.
+// deleted once it is closed. One with nothing to merge released it when
+// it was made (since the tenth session): they are deleted while it is
+// open, and it still finds nothing.
 func TestReviewIter10ReleasesReadState(t *testing.T) {
 	kinds := []struct {
 		name string
@@ -656,10 +658,32 @@ func TestReviewIter10ReleasesReadState(t *testing.T) {
 				t.Fatal(err)
 			}
 			it := d.NewIterator(k.ro)
+			none := it.s.none
+			if want := k.name == "lower > upper"; none != want {
+				t.Fatalf("nothing to merge: %v, want %v", none, want)
+			}
 			k.ops(it)
 			before := d.Metrics().TablesDeleted
 			if err := d.CompactRange(nil, nil); err != nil {
 				t.Fatal(err)
+			}
+			if none {
+				// An iterator with nothing to merge released its read
+				// state when it was made: it pins no table.
+				deadline := time.Now().Add(5 * time.Second)
+				for d.Metrics().TablesDeleted == before && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				if d.Metrics().TablesDeleted == before {
+					t.Fatalf("an iterator with nothing to merge kept the obsolete tables: %s", d.Metrics())
+				}
+				if it.First() || it.Last() || it.Error() != nil {
+					t.Fatalf("after the compaction: found %q, Error %v", it.Key(), it.Error())
+				}
+				if err := it.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
 			}
 			if got := d.Metrics().TablesDeleted; got != before {
 				t.Fatalf("tables deleted while an iterator held them: %d -> %d", before, got)
