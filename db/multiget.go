@@ -203,15 +203,16 @@ type multiGet struct {
 
 	level int
 
-	checks, positives, truePositives int64
-	seek                             [64]byte
-	sc                               *mgScratch
+	seek [64]byte
+	sc   *mgScratch
 
 	// deferred is set while deeper probes the sorted levels: probe then
-	// records the keys its filters let through as candidates, and
-	// counts into lv, instead of looking them up.
+	// records the keys its filters let through as candidates instead of
+	// looking them up.
 	deferred bool
-	lv       [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
+	// lv holds the filter counts of each level not yet added to the DB's
+	// counters (flushCounters).
+	lv [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
 
 	// hashName is the name of the policy whose key hashes sc.keyHash
 	// holds ("": none yet).
@@ -332,12 +333,12 @@ func (mg *multiGet) probe(out []int) []int {
 	look := sc.look[:0]
 	for j := 0; j < n; j++ {
 		if sc.readers[j].HasFilter() {
-			mg.checks++
+			mg.lv[mg.level].checks++
 			if !sc.maybe[j] {
 				out = append(out, sc.idx[j])
 				continue
 			}
-			mg.positives++
+			mg.lv[mg.level].positives++
 		}
 		look = append(look, j)
 	}
@@ -349,7 +350,7 @@ func (mg *multiGet) probe(out []int) []int {
 		case lookupFound:
 			// A read error is no true positive, as in Get.
 			if sc.readers[j].HasFilter() {
-				mg.truePositives++
+				mg.lv[mg.level].truePositives++
 			}
 		}
 	}
@@ -462,19 +463,23 @@ func (mg *multiGet) lookupIn(i int, f *manifest.FileMetadata, r *sstable.Reader,
 	return lookupFound
 }
 
-// flushCounters adds the level's filter counts to the DB's counters.
+// flushCounters adds every level's filter counts to the DB's counters
+// and clears them.
 func (mg *multiGet) flushCounters() {
-	lm := &mg.d.m.levels[mg.level]
-	if mg.checks > 0 {
-		lm.filterChecks.Add(mg.checks)
+	for l := range mg.lv {
+		c := &mg.lv[l]
+		lm := &mg.d.m.levels[l]
+		if c.checks > 0 {
+			lm.filterChecks.Add(c.checks)
+		}
+		if c.positives > 0 {
+			lm.filterPositives.Add(c.positives)
+		}
+		if c.truePositives > 0 {
+			lm.filterTruePositives.Add(c.truePositives)
+		}
+		*c = struct{ checks, positives, truePositives int64 }{}
 	}
-	if mg.positives > 0 {
-		lm.filterPositives.Add(mg.positives)
-	}
-	if mg.truePositives > 0 {
-		lm.filterTruePositives.Add(mg.truePositives)
-	}
-	mg.checks, mg.positives, mg.truePositives = 0, 0, 0
 }
 
 // deeper answers the keys pending after the memtables and level 0 from
@@ -584,20 +589,7 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 		cur = next
 	}
 	sc.round = cur[:0]
-	for l := range mg.lv {
-		c := &mg.lv[l]
-		lm := &d.m.levels[l]
-		if c.checks > 0 {
-			lm.filterChecks.Add(c.checks)
-		}
-		if c.positives > 0 {
-			lm.filterPositives.Add(c.positives)
-		}
-		if c.truePositives > 0 {
-			lm.filterTruePositives.Add(c.truePositives)
-		}
-		*c = struct{ checks, positives, truePositives int64 }{}
-	}
+	mg.flushCounters()
 }
 
 // record makes candidates of the n queued keys a deferred probe's filters
