@@ -130,8 +130,10 @@ var r10bKeyFormats = []struct {
 }
 
 // r10bBuild writes into fs a store of nkeys keys of keyf whose versions
-// lie in several sorted levels (see review9bBuild), with options o (FS and
-// the shape options set here), and closes it.
+// lie in several sorted levels (overwrites and deletions in each of six
+// generations, pushed down by automatic compactions with tiny level
+// targets), with options o (FS and the shape options set here), and
+// closes it.
 func r10bBuild(t *testing.T, fs vfs.FS, o Options, keyf func(int) []byte, nkeys int) {
 	t.Helper()
 	o.FS, o.WriteBufferSize, o.BlockSize, o.LBaseMaxBytes = fs, 4<<10, 256, 8<<10
@@ -540,6 +542,20 @@ func r10bLevel(t *testing.T, bounds [][2][]byte) *manifest.Version {
 	return v
 }
 
+// r10bSortedKeys returns n distinct random keys of r10bKey, sorted.
+func r10bSortedKeys(rng *rand.Rand, prefix []byte, n int) []string {
+	set := map[string]bool{}
+	for len(set) < n {
+		set[string(r10bKey(rng, prefix))] = true
+	}
+	sorted := make([]string, 0, n)
+	for k := range set {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	return sorted
+}
+
 // r10bKey returns a random key over a small alphabet, with a prefix
 // shared by most keys, of random length (zero included).
 func r10bKey(rng *rand.Rand, prefix []byte) []byte {
@@ -574,15 +590,7 @@ func TestReview10bFindFileBatch(t *testing.T) {
 		nt := ntables[it%len(ntables)]
 		// 2*nt distinct sorted keys; a table is [keys[2i], keys[2i+1]],
 		// sometimes a single key, sometimes sharing its neighbour's bound.
-		set := map[string]bool{}
-		for len(set) < 2*nt {
-			set[string(r10bKey(rng, prefix))] = true
-		}
-		sorted := make([]string, 0, len(set))
-		for k := range set {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
+		sorted := r10bSortedKeys(rng, prefix, 2*nt)
 		var bounds [][2][]byte
 		for i := 0; i < nt; i++ {
 			lo, hi := []byte(sorted[2*i]), []byte(sorted[2*i+1])
@@ -653,15 +661,7 @@ func TestReview10bFindFileBatchShared(t *testing.T) {
 	for it := 0; it < 200; it++ {
 		nt := 1 + rng.Intn(40)
 		prefix := []byte("common/prefix/")[:rng.Intn(15)]
-		set := map[string]bool{}
-		for len(set) < nt+1 {
-			set[string(r10bKey(rng, prefix))] = true
-		}
-		sorted := make([]string, 0, len(set))
-		for k := range set {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
+		sorted := r10bSortedKeys(rng, prefix, nt+1)
 		var bounds [][2][]byte
 		for i := 0; i < nt; i++ {
 			// Table i is [sorted[i], sorted[i+1]]: every inner bound shared.

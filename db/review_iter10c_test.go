@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,33 +58,23 @@ func r10cStore(t *testing.T, fs vfs.FS) (*DB, map[string]string) {
 			t.Fatal(err)
 		}
 	}
-	for p := 0; p < 40; p += 2 {
-		for j := 0; j < 8; j++ {
-			put(r10cKey(p, j))
+	// prefixes writes n keys of every step-th prefix in [from, to), and
+	// flushes them into a table.
+	prefixes := func(from, to, step, n int) {
+		for p := from; p < to; p += step {
+			for j := 0; j < n; j++ {
+				put(r10cKey(p, j))
+			}
 		}
+		flush()
 	}
-	flush()
-	for p := 40; p < 80; p += 2 {
-		for j := 0; j < 8; j++ {
-			put(r10cKey(p, j))
-		}
-	}
-	flush()
+	prefixes(0, 40, 2, 8)
+	prefixes(40, 80, 2, 8)
 	if err := d.CompactRange(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	for p := 1; p < 80; p += 10 {
-		for j := 0; j < 3; j++ {
-			put(r10cKey(p, j))
-		}
-	}
-	flush()
-	for p := 5; p < 80; p += 10 {
-		for j := 0; j < 3; j++ {
-			put(r10cKey(p, j))
-		}
-	}
-	flush()
+	prefixes(1, 80, 10, 3)
+	prefixes(5, 80, 10, 3)
 	for j := 0; j < 5; j++ {
 		put(fmt.Sprintf("m%03d", j))
 	}
@@ -258,17 +247,6 @@ func r10cBounds() [][2][]byte {
 	}
 }
 
-func r10cWant(m map[string]string, lo, hi []byte) []string {
-	var out []string
-	for k := range m {
-		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // TestReview10cFilterMetricsExact: making an iterator adds to each
 // level's PrefixFilter and RangeFilter exactly one check per table its
 // bounds meet (skipped or passed by the filter's answer), Checks =
@@ -293,7 +271,7 @@ func TestReview10cFilterMetricsExact(t *testing.T) {
 		afterMake := d.Metrics()
 		r10cDelta(t, before, afterMake, want, 1, what+" NewIterator")
 		// The scan, in both directions, and repeated positioning calls.
-		keys := r10cWant(m, lo, hi)
+		keys := r7Want(m, lo, hi)
 		for round := 0; round < 3; round++ {
 			var got []string
 			for ok := it.First(); ok; ok = it.Next() {
@@ -408,7 +386,7 @@ func TestReview10cFilterMetricsConcurrent(t *testing.T) {
 	keys := make([][]string, len(bounds))
 	for i, b := range bounds {
 		wants[i] = r10cExpect(t, d, b[0], b[1])
-		keys[i] = r10cWant(m, b[0], b[1])
+		keys[i] = r7Want(m, b[0], b[1])
 	}
 	start := d.Metrics()
 	var (
@@ -755,7 +733,7 @@ func TestReview10cNoneFixedView(t *testing.T) {
 			r10cQuiet(t, it, it.Next(), what+" Next")
 			r10cQuiet(t, it, it.Prev(), what+" Prev")
 			// A new iterator sees the model.
-			want := r10cWant(m, ros[i].LowerBound, ros[i].UpperBound)
+			want := r7Want(m, ros[i].LowerBound, ros[i].UpperBound)
 			if ros[i].LowerBound != nil && ros[i].UpperBound != nil && bytes.Compare(ros[i].LowerBound, ros[i].UpperBound) >= 0 {
 				want = nil
 			}
@@ -1064,7 +1042,7 @@ func TestReview10cFilterMetricsReopen(t *testing.T) {
 			if err := it.Close(); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
-			if w := r10cWant(m, lo, hi); fmt.Sprint(got) != fmt.Sprint(w) {
+			if w := r7Want(m, lo, hi); fmt.Sprint(got) != fmt.Sprint(w) {
 				t.Fatalf("%s: found %q, want %q", what, got, w)
 			}
 			r10cDelta(t, before, d.Metrics(), want, 1, what)

@@ -19,33 +19,7 @@ import (
 // by automatic compactions with tiny level targets), and closes it.
 func review9bBuild(t *testing.T, fs vfs.FS, pol []filter.Policy, nkeys int) {
 	t.Helper()
-	o := &Options{FS: fs, WriteBufferSize: 4 << 10, BlockSize: 256, LBaseMaxBytes: 8 << 10,
-		LevelMultiplier: 2, TargetFileSize: 4 << 10, L0CompactionTrigger: 2, LevelFilterPolicies: pol}
-	d := mustOpen(t, "/db", o)
-	for gen := 0; gen < 6; gen++ {
-		for i := 0; i < nkeys; i++ {
-			if gen > 0 && (i+gen)%(gen+2) != 0 {
-				continue
-			}
-			k := []byte(fmt.Sprintf("key%05d", i))
-			var err error
-			if gen > 0 && (i*7+gen)%5 == 0 {
-				err = d.Delete(k, nil)
-			} else {
-				err = d.Put(k, []byte(fmt.Sprintf("g%d-%05d", gen, i)), nil)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		waitCompactions(t, d)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	r10bBuild(t, fs, Options{LevelFilterPolicies: pol}, func(i int) []byte { return []byte(fmt.Sprintf("key%05d", i)) }, nkeys)
 }
 
 // review9bDeep requires tables in at least three sorted levels.
