@@ -81,12 +81,18 @@ func (l keyLayout) key(dst []byte, k int) []byte {
 	if !l.split() {
 		return workload.FormatKey(dst, k)
 	}
-	dst = workload.FormatKey(dst, k%l.perPrefix) // its first prefixSize digits are 0
-	q := k / l.perPrefix
-	for i := l.prefixSize - 1; i >= 0; i-- {
-		dst[i] = '0' + byte(q%10)
-		q /= 10
+	return workload.FormatSplitKey(dst, k, l.prefixSize, l.perPrefix)
+}
+
+// prefix writes the prefix (prefixSize bytes) of key number k into dst
+// and returns it: key(dst, k)[:prefixSize], without formatting the rest
+// of the key (seekprefix's harness cost is every engine's).
+func (l keyLayout) prefix(dst []byte, k int) []byte {
+	if !l.split() {
+		return l.key(dst, k)[:l.prefixSize]
 	}
+	dst = dst[:l.prefixSize]
+	workload.FormatDigits(dst, uint64(k/l.perPrefix))
 	return dst
 }
 
@@ -183,7 +189,7 @@ func (b *bench) seekRandom(t *thread) error {
 func (b *bench) seekPrefix(t *thread) error {
 	p := b.cfg.prefixSize
 	for i := 0; i < b.cfg.reads; i++ {
-		prefix := b.keys.key(t.key[:], t.rng.IntN(b.cfg.num))[:p]
+		prefix := b.keys.prefix(t.key[:], t.rng.IntN(b.cfg.num))
 		if t.rng.Float64() < b.cfg.absentPrefixFraction {
 			prefix[p-1] = absentByte
 		}

@@ -46,6 +46,13 @@ func TestKeyLayout(t *testing.T) {
 		if want := fmt.Sprintf("%08d", k/16); s[:8] != want {
 			t.Fatalf("key(%d) = %q: prefix %q, want %q", k, s, s[:8], want)
 		}
+		var pb [keyLen]byte
+		if p := string(l.prefix(pb[:], k)); p != s[:8] {
+			t.Fatalf("prefix(%d) = %q, want key's %q", k, p, s[:8])
+		}
+		if p := string(keyLayout{prefixSize: 8}.prefix(pb[:], k)); p != fmt.Sprintf("%016d", k)[:8] {
+			t.Fatalf("--keys_per_prefix=0: prefix(%d) = %q", k, p)
+		}
 		keys = append(keys, s)
 	}
 	if n := testing.AllocsPerRun(100, func() { l.key(buf[:], 4242) }); n != 0 {

@@ -34,3 +34,33 @@ func FormatKey(dst []byte, k int) []byte {
 	}
 	return dst
 }
+
+// FormatDigits writes v into dst as len(dst) decimal digits, zero padded
+// (the last len(dst) digits of v when it has more), two digits a
+// division. A prefix of a split key (FormatSplitKey) written a digit a
+// division was a chain of eight dependent divisions.
+func FormatDigits(dst []byte, v uint64) {
+	i := len(dst)
+	for ; i >= 2; i -= 2 {
+		d := v % 100
+		v /= 100
+		dst[i-2], dst[i-1] = digitPairs[2*d], digitPairs[2*d+1]
+	}
+	if i == 1 {
+		dst[0] = '0' + byte(v%10)
+	}
+}
+
+// FormatSplitKey writes key number k of a split layout into dst[:16] and
+// returns dst[:16]: prefixSize decimal digits of k/perPrefix followed by
+// 16-prefixSize digits of k%perPrefix, so that perPrefix consecutive keys
+// share each prefix and keys sort in k's order (kvbench's --prefix_size
+// and --keys_per_prefix). prefixSize must be in [0, 16] and perPrefix
+// positive; k/perPrefix needs at most prefixSize digits and k%perPrefix at
+// most 16-prefixSize.
+func FormatSplitKey(dst []byte, k, prefixSize, perPrefix int) []byte {
+	dst = dst[:KeyLen]
+	FormatDigits(dst[:prefixSize], uint64(k/perPrefix))
+	FormatDigits(dst[prefixSize:], uint64(k%perPrefix))
+	return dst
+}

@@ -490,3 +490,25 @@ func TestPrefixUpper(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyLayout: with --prefix_size, keys sort in their number's order,
+// 16 share each prefix, and prefix is the key's first --prefix_size bytes.
+func TestKeyLayout(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.prefixSize = 8
+	var kb, pb [keyLen]byte
+	prev := ""
+	for k := range 5000 {
+		key := string(cfg.key(kb[:], k))
+		if want := fmt.Sprintf("%08d%08d", k/keysPerPrefix, k%keysPerPrefix); key != want {
+			t.Fatalf("key(%d) = %q, want %q", k, key, want)
+		}
+		if key <= prev {
+			t.Fatalf("key(%d) = %q sorts before key(%d) = %q", k, key, k-1, prev)
+		}
+		if p := string(cfg.prefix(pb[:], k)); p != key[:8] {
+			t.Fatalf("prefix(%d) = %q, want %q", k, p, key[:8])
+		}
+		prev = key
+	}
+}
