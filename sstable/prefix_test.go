@@ -70,3 +70,45 @@ func TestPrefixFilter(t *testing.T) {
 		t.Errorf("filter of %.0f bytes for %d keys and %d prefixes at 10 bits each (%.0f bytes)", got, props.NumEntries, props.NumPrefixes, want)
 	}
 }
+
+// TestPrefixExtractorOption: ReaderOptions.PrefixExtractor changes no
+// answer. A reader told the table's own extractor, another one or none
+// filters exactly the table's extractor's prefixes; a closed reader and
+// one without the filter policy filter none.
+func TestPrefixExtractorOption(t *testing.T) {
+	ext := filter.FixedPrefix(4)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, WriterOptions{FilterPolicy: bloom10, Prefix: ext})
+	for u := 0; u < 200; u += 2 {
+		if err := w.Add(base.MakeInternalKey([]byte(fmt.Sprintf("%04d-key", u)), 1, base.KindSet), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	// A copy of the name that shares no bytes with ext.Name()'s.
+	own := string([]byte(ext.Name()))
+	for _, told := range []string{"", own, filter.FixedPrefix(5).Name(), filter.DelimitedPrefix(':').Name()} {
+		for _, policies := range [][]filter.Policy{nil, {bloom10}} {
+			r := openTable(t, buf.Bytes(), ReaderOptions{Filters: policies, PrefixExtractor: told})
+			filtered := policies != nil
+			for _, asked := range []string{ext.Name(), own, "", filter.FixedPrefix(5).Name()} {
+				want := filtered && asked == ext.Name()
+				if got := r.PrefixFiltered(asked); got != want {
+					t.Fatalf("told %q, policies %d: PrefixFiltered(%q) = %v, want %v", told, len(policies), asked, got, want)
+				}
+				for u := 0; u < 200; u += 2 {
+					p := []byte(fmt.Sprintf("%04d", u))
+					if checked, may := r.PrefixCheck(asked, p); checked != want || !may {
+						t.Fatalf("told %q: PrefixCheck(%q, %s) = %v, %v: a present prefix", told, asked, p, checked, may)
+					}
+				}
+			}
+			r.Close()
+			if r.PrefixFiltered(ext.Name()) {
+				t.Fatalf("told %q: a closed reader still filters prefixes", told)
+			}
+		}
+	}
+}

@@ -61,6 +61,13 @@ type ReaderOptions struct {
 	// error of the read, not a crash.
 	Mapped []byte
 
+	// PrefixExtractor is the name of the prefix extractor whose prefixes
+	// the caller asks PrefixCheck about (db.Options.Prefix), or "". It
+	// changes no answer: a table built with that extractor keeps the
+	// caller's copy of the name, so each check compares two strings that
+	// share their bytes.
+	PrefixExtractor string
+
 	// skipChecksums is for fuzzing only: it lets crafted blocks reach the
 	// decoders behind the checksum, as a hostile file with valid checksums
 	// would.
@@ -83,9 +90,14 @@ type Reader struct {
 	index      []byte
 	filterData []byte
 	policy     filter.Policy // nil: no usable filter
+	policyName string        // policy.Name(), asked once ("" with no policy)
 	ldbFilter  levelDBFilter // FormatLevelDB: filterData parsed
 	ldbSeps    levelDBSeps   // FormatLevelDB with a filter: the index decoded
 	rangeDels  []rangedel.Tombstone
+	// prefixName is the extractor the filter answers for: the
+	// properties' PrefixExtractor when the table has a usable filter,
+	// else "" (see ReaderOptions.PrefixExtractor).
+	prefixName string
 
 	rangeData   []byte
 	rangePolicy filter.RangePolicy // nil: no usable range filter
@@ -183,7 +195,11 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 			if r.filterData, err = r.readBlock(filterHandle); err != nil {
 				return nil, err
 			}
-			r.policy = p
+			r.policy, r.policyName = p, p.Name()
+			r.prefixName = r.props.PrefixExtractor
+			if r.prefixName == o.PrefixExtractor {
+				r.prefixName = o.PrefixExtractor
+			}
 		}
 	}
 	if err := r.checkIndex(); err != nil {
@@ -235,7 +251,7 @@ func (r *Reader) openLevelDB(mi metaHandles) error {
 			if r.ldbFilter, err = parseLevelDBFilter(b); err != nil {
 				return err
 			}
-			r.filterData, r.policy = b, p
+			r.filterData, r.policy, r.policyName = b, p, p.Name()
 			r.props.FilterSize = uint64(len(b))
 		}
 	}
@@ -718,12 +734,7 @@ func (r *Reader) RangeDels() []rangedel.Tombstone { return r.rangeDels }
 func (r *Reader) HasFilter() bool { return r.policy != nil }
 
 // FilterPolicyName returns the name of the filter in use, "" when none.
-func (r *Reader) FilterPolicyName() string {
-	if r.policy == nil {
-		return ""
-	}
-	return r.policy.Name()
-}
+func (r *Reader) FilterPolicyName() string { return r.policyName }
 
 // FilterBytes returns the bytes of filter held in memory.
 func (r *Reader) FilterBytes() int { return len(r.filterData) }
@@ -802,7 +813,7 @@ func (r *Reader) PrefixCheck(extractor string, prefix []byte) (checked, may bool
 // PrefixFiltered reports whether PrefixMayContain can rule out prefixes
 // of the extractor named extractor.
 func (r *Reader) PrefixFiltered(extractor string) bool {
-	return r.policy != nil && extractor != "" && r.props.PrefixExtractor == extractor
+	return extractor != "" && r.prefixName == extractor
 }
 
 // Find returns the first entry whose internal key is >= ikey, moving on to
@@ -1078,7 +1089,8 @@ func (r *Reader) Close() error {
 	r.closed = true
 	r.index = nil
 	r.filterData = nil
-	r.policy = nil
+	r.policy, r.policyName = nil, ""
+	r.prefixName = ""
 	return nil
 }
 
