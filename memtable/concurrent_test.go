@@ -216,3 +216,43 @@ func readerPass(m *MemTable, rng *rand.Rand, p int64, opAt func(int) (int, base.
 	}
 	return nil
 }
+
+// TestGetFirstEntry: Get answers from an empty memtable without a descent
+// (Empty), so the entry that ends the emptiness must count before its Add
+// returns. A writer adds one entry to a fresh memtable and then publishes
+// it; a reader that sees it published must find it, many times over.
+func TestGetFirstEntry(t *testing.T) {
+	rounds := 2000
+	if testing.Short() {
+		rounds = 300
+	}
+	for round := range rounds {
+		m := New()
+		key := []byte(fmt.Sprintf("k%06d", round))
+		var published atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for !published.Load() {
+				if _, _, ok := m.Get(key, 1); ok {
+					break // found before it was published: allowed
+				}
+				runtime.Gosched()
+			}
+			if _, _, ok := m.Get(key, 1); !ok {
+				t.Errorf("round %d: the published first entry is not found", round)
+			}
+		}()
+		m.Add(1, base.KindSet, key, []byte("v"))
+		published.Store(true)
+		<-done
+		if t.Failed() {
+			return
+		}
+	}
+	if m := New(); m.Empty() {
+		if _, _, ok := m.Get([]byte("k"), base.MaxSeqNum); ok {
+			t.Fatal("an empty memtable found a key")
+		}
+	}
+}

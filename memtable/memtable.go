@@ -228,6 +228,13 @@ func (m *MemTable) findSplice(ukey []byte, trailer uint64) (prevs, nexts [maxHei
 // as of seq. value aliases memtable memory, which is never modified: callers
 // that keep it past the memtable's life copy it. Get does not allocate.
 func (m *MemTable) Get(ukey []byte, seq uint64) (value []byte, kind base.Kind, found bool) {
+	if m.Empty() {
+		// A store just opened, or opened read-only: the descent through
+		// the empty head's levels was about 100 instructions a Get. An
+		// entry counts before its Add returns, so before its write is
+		// visible.
+		return nil, 0, false
+	}
 	if seq > base.MaxSeqNum {
 		seq = base.MaxSeqNum
 	}
