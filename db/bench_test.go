@@ -407,6 +407,73 @@ func BenchmarkMultiGet(b *testing.B) {
 	}
 }
 
+// BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
+// batches of 64 keys in alternation within one run: batch 2k through one,
+// batch 2k+1 through the other, the order swapped every pair. On a machine
+// whose speed drifts from second to second, two sub-benchmarks run one
+// after the other can differ by 2x for the same code; interleaved, both
+// see the same machine. One op is one key. It reports each one's ns a key
+// (loop-ns/key, into-ns/key) and their ratio (loop/into, above 1 when
+// MultiGet is faster); ns/op is their mean.
+func BenchmarkMultiGetPaired(b *testing.B) {
+	const n, size = 200000, 64
+	for _, present := range []bool{false, true} {
+		name := "absent"
+		if present {
+			name = "present"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := benchDB(b, n)
+			defer d.Close()
+			rng := rand.New(rand.NewSource(2))
+			keys := make([][]byte, 4096)
+			for i := range keys {
+				k := 2 * rng.Intn(n)
+				if !present {
+					k++
+				}
+				keys[i] = []byte(fmt.Sprintf("%016d", k))
+			}
+			values, errs := make([][]byte, size), make([]error, size)
+			var loopT, intoT time.Duration
+			var loopN, intoN int
+			b.ResetTimer()
+			for i, pair := 0, 0; i < b.N; pair++ {
+				for half := range 2 {
+					start := (2*pair + half) * size & 4095
+					batch := keys[start : start+size]
+					t0 := time.Now()
+					if (pair+half)%2 == 0 {
+						for _, k := range batch {
+							if _, err := d.Get(k, nil); present && err != nil {
+								b.Fatal(err)
+							}
+						}
+						loopT += time.Since(t0)
+						loopN += size
+					} else {
+						if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
+							b.Fatal(err)
+						}
+						if present && errs[0] != nil {
+							b.Fatal(errs[0])
+						}
+						intoT += time.Since(t0)
+						intoN += size
+					}
+					i += size
+				}
+			}
+			if loopN > 0 && intoN > 0 {
+				l, m := float64(loopT.Nanoseconds())/float64(loopN), float64(intoT.Nanoseconds())/float64(intoN)
+				b.ReportMetric(l, "loop-ns/key")
+				b.ReportMetric(m, "into-ns/key")
+				b.ReportMetric(l/m, "loop/into")
+			}
+		})
+	}
+}
+
 // BenchmarkPrefixScan scans one prefix per op on a store of 200,000 keys
 // "%08d%08d" (an 8-byte prefix of 16 keys each: prefixes 0, 2, 4, ...
 // exist, the odd ones are absent but inside every table's key range),
