@@ -319,8 +319,10 @@ func (cfg *config) validate() error {
 	if cfg.num <= 0 || cfg.reads <= 0 || cfg.rounds <= 0 {
 		return fmt.Errorf("--num, --reads and --rounds must be positive")
 	}
-	if cfg.prefixSize < 0 || cfg.prefixSize >= keyLen || cfg.prefixSize > 0 && cfg.num/keysPerPrefix >= pow10(cfg.prefixSize) {
-		return fmt.Errorf("--prefix_size must be in [0, %d] and number --num/%d prefixes", keyLen-1, keysPerPrefix)
+	// The suffix must hold k%16 (two digits), and the prefix number
+	// --num/16 prefixes: otherwise keys collide.
+	if cfg.prefixSize < 0 || cfg.prefixSize > keyLen-2 || cfg.prefixSize > 0 && cfg.num/keysPerPrefix >= pow10(cfg.prefixSize) {
+		return fmt.Errorf("--prefix_size must be in [0, %d] and number --num/%d prefixes", keyLen-2, keysPerPrefix)
 	}
 	if cfg.rangeFilterBits < 0 {
 		return fmt.Errorf("--range_filter_bits must be >= 0")

@@ -512,3 +512,21 @@ func TestKeyLayout(t *testing.T) {
 		prev = key
 	}
 }
+
+// TestPrefixSizeLeavesSuffix: --prefix_size must leave two digits for a
+// key's position among its prefix's 16 (15 made keys 16q+10 ... 16q+15
+// collide with 16q+0 ... 16q+5), and number --num/16 prefixes.
+func TestPrefixSizeLeavesSuffix(t *testing.T) {
+	for _, c := range []struct {
+		size, num int
+		ok        bool
+	}{{14, 1000, true}, {15, 1000, false}, {16, 1000, false}, {-1, 1000, false}, {1, 160, false}, {1, 159, true}} {
+		cfg := defaultConfig()
+		cfg.prefixSize, cfg.num, cfg.reads = c.size, c.num, 10
+		cfg.benchmarks = "nonexistent-so-nothing-runs"
+		err := run(cfg, io.Discard, io.Discard)
+		if rejected := err != nil && strings.Contains(err.Error(), "--prefix_size"); rejected == c.ok {
+			t.Errorf("--prefix_size=%d --num=%d: %v", c.size, c.num, err)
+		}
+	}
+}
