@@ -2,6 +2,7 @@ package db
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -407,6 +408,11 @@ func BenchmarkMultiGet(b *testing.B) {
 	}
 }
 
+var (
+	pairedDB  = flag.String("paired_db", "", "BenchmarkMultiGetPaired: read this store kvbench wrote instead of a 200,000-key one")
+	pairedNum = flag.Int("paired_num", 10000000, "BenchmarkMultiGetPaired with -paired_db: the store's kvbench --num")
+)
+
 // BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
 // batches of 64 keys in alternation within one run: batch 2k through one,
 // batch 2k+1 through the other, the order swapped every pair. On a machine
@@ -415,6 +421,12 @@ func BenchmarkMultiGet(b *testing.B) {
 // see the same machine. One op is one key. It reports each one's ns a key
 // (loop-ns/key, into-ns/key) and their ratio (loop/into, above 1 when
 // MultiGet is faster); ns/op is their mean.
+//
+// With -paired_db=DIR it reads a store kvbench wrote instead (opened
+// read-only with a 64 MiB block cache, as kvbench's --cache_size=67108864
+// does), whose --num is -paired_num: "present" keys are kvbench
+// readrandom's (about 63% of them are in a fillrandom store) and
+// "absent" ones readmissing's (the key less its last byte).
 func BenchmarkMultiGetPaired(b *testing.B) {
 	const n, size = 200000, 64
 	for _, present := range []bool{false, true} {
@@ -423,29 +435,46 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 			name = "present"
 		}
 		b.Run(name, func(b *testing.B) {
-			d := benchDB(b, n)
-			defer d.Close()
+			var d *DB
 			rng := rand.New(rand.NewSource(2))
 			keys := make([][]byte, 4096)
-			for i := range keys {
-				k := 2 * rng.Intn(n)
-				if !present {
-					k++
+			mustFind := present
+			if *pairedDB != "" {
+				d = mustOpen(b, *pairedDB, &Options{ReadOnly: true, BlockCacheSize: 64 << 20})
+				// As many keys as kvbench's reads touch filter lines: a
+				// pool of 4,096 would bring its lines into the caches.
+				keys = make([][]byte, 1<<18)
+				for i := range keys {
+					k := []byte(fmt.Sprintf("%016d", rng.Intn(*pairedNum)))
+					if !present {
+						k = k[:15]
+					}
+					keys[i] = k
 				}
-				keys[i] = []byte(fmt.Sprintf("%016d", k))
+				mustFind = false // not every key is in the store
+			} else {
+				d = benchDB(b, n)
+				for i := range keys {
+					k := 2 * rng.Intn(n)
+					if !present {
+						k++
+					}
+					keys[i] = []byte(fmt.Sprintf("%016d", k))
+				}
 			}
+			defer d.Close()
 			values, errs := make([][]byte, size), make([]error, size)
 			var loopT, intoT time.Duration
 			var loopN, intoN int
 			b.ResetTimer()
 			for i, pair := 0, 0; i < b.N; pair++ {
 				for half := range 2 {
-					start := (2*pair + half) * size & 4095
+					start := (2*pair + half) * size & (len(keys) - 1)
 					batch := keys[start : start+size]
 					t0 := time.Now()
 					if (pair+half)%2 == 0 {
 						for _, k := range batch {
-							if _, err := d.Get(k, nil); present && err != nil {
+							if _, err := d.Get(k, nil); mustFind && err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -455,7 +484,7 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 						if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
 							b.Fatal(err)
 						}
-						if present && errs[0] != nil {
+						if mustFind && errs[0] != nil {
 							b.Fatal(errs[0])
 						}
 						intoT += time.Since(t0)
