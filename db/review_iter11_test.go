@@ -525,7 +525,6 @@ func TestReview11MultiGetRacingWrites(t *testing.T) {
 	}
 }
 
-
 // r11Model reads every key of 0..n (and an absent neighbour of each) with
 // Get: key -> value, "" for not found.
 func r11Model(t *testing.T, d *DB, n int) map[string]string {
