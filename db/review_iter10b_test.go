@@ -139,7 +139,20 @@ func r10bBuild(t *testing.T, fs vfs.FS, o Options, keyf func(int) []byte, nkeys 
 	o.FS, o.WriteBufferSize, o.BlockSize, o.LBaseMaxBytes = fs, 4<<10, 256, 8<<10
 	o.LevelMultiplier, o.TargetFileSize, o.L0CompactionTrigger = 2, 4<<10, 2
 	d := mustOpen(t, "/db", &o)
-	for gen := 0; gen < 6; gen++ {
+	writeGenerations(t, d, keyf, nkeys, 6, 5)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeGenerations writes gens generations of keyf(0..nkeys-1) into d,
+// each flushed and compacted: all of them in generation 0, then a share
+// of them in each later one, a fifth of those as deletions, so that
+// versions of a key lie in several levels. A value is "g<gen>-<i>", i in
+// width digits.
+func writeGenerations(t *testing.T, d *DB, keyf func(int) []byte, nkeys, gens, width int) {
+	t.Helper()
+	for gen := 0; gen < gens; gen++ {
 		for i := 0; i < nkeys; i++ {
 			if gen > 0 && (i+gen)%(gen+2) != 0 {
 				continue
@@ -149,7 +162,7 @@ func r10bBuild(t *testing.T, fs vfs.FS, o Options, keyf func(int) []byte, nkeys 
 			if gen > 0 && (i*7+gen)%5 == 0 {
 				err = d.Delete(k, nil)
 			} else {
-				err = d.Put(k, []byte(fmt.Sprintf("g%d-%05d", gen, i)), nil)
+				err = d.Put(k, []byte(fmt.Sprintf("g%d-%0*d", gen, width, i)), nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -159,9 +172,6 @@ func r10bBuild(t *testing.T, fs vfs.FS, o Options, keyf func(int) []byte, nkeys 
 			t.Fatal(err)
 		}
 		waitCompactions(t, d)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -37,26 +37,7 @@ func r11BuildWide(t *testing.T, fs vfs.FS, o Options, nkeys int) {
 	o.FS, o.WriteBufferSize, o.BlockSize, o.LBaseMaxBytes = fs, 8<<10, 128, 16<<10
 	o.LevelMultiplier, o.TargetFileSize, o.L0CompactionTrigger = 4, 700, 2
 	d := mustOpen(t, "/db", &o)
-	for gen := 0; gen < 4; gen++ {
-		for i := 0; i < nkeys; i++ {
-			if gen > 0 && (i+gen)%(gen+2) != 0 {
-				continue
-			}
-			var err error
-			if gen > 0 && (i*7+gen)%5 == 0 {
-				err = d.Delete(r11Key(i), nil)
-			} else {
-				err = d.Put(r11Key(i), []byte(fmt.Sprintf("g%d-%06d", gen, i)), nil)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		waitCompactions(t, d)
-	}
+	writeGenerations(t, d, r11Key, nkeys, 4, 6)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
