@@ -216,9 +216,6 @@ func (tc *tableCache) open(meta *manifest.FileMetadata) (*sstable.Reader, io.Clo
 		Cache:   d.cache,
 		FileID:  meta.FileNum,
 		Stats:   &d.stats,
-		// The DB's copy of the name: PrefixCheck's name comparison then
-		// finds the same bytes.
-		PrefixExtractor: d.opts.prefixName,
 	}
 	if d.opts.RangeFilter != nil {
 		ro.RangeFilters = []filter.RangePolicy{d.opts.RangeFilter}

@@ -71,11 +71,11 @@ func TestPrefixFilter(t *testing.T) {
 	}
 }
 
-// TestPrefixExtractorOption: ReaderOptions.PrefixExtractor changes no
-// answer. A reader told the table's own extractor, another one or none
-// filters exactly the table's extractor's prefixes; a closed reader and
-// one without the filter policy filter none.
-func TestPrefixExtractorOption(t *testing.T) {
+// TestPrefixFilteredByName: a reader filters exactly the prefixes of the
+// extractor its table was built with, asked by a name equal to that one
+// (a copy of it too), and a closed reader and one without the filter
+// policy filter none.
+func TestPrefixFilteredByName(t *testing.T) {
 	ext := filter.FixedPrefix(4)
 	var buf bytes.Buffer
 	w := NewWriter(&buf, WriterOptions{FilterPolicy: bloom10, Prefix: ext})
@@ -89,26 +89,24 @@ func TestPrefixExtractorOption(t *testing.T) {
 	}
 	// A copy of the name that shares no bytes with ext.Name()'s.
 	own := string([]byte(ext.Name()))
-	for _, told := range []string{"", own, filter.FixedPrefix(5).Name(), filter.DelimitedPrefix(':').Name()} {
-		for _, policies := range [][]filter.Policy{nil, {bloom10}} {
-			r := openTable(t, buf.Bytes(), ReaderOptions{Filters: policies, PrefixExtractor: told})
-			filtered := policies != nil
-			for _, asked := range []string{ext.Name(), own, "", filter.FixedPrefix(5).Name()} {
-				want := filtered && asked == ext.Name()
-				if got := r.PrefixFiltered(asked); got != want {
-					t.Fatalf("told %q, policies %d: PrefixFiltered(%q) = %v, want %v", told, len(policies), asked, got, want)
-				}
-				for u := 0; u < 200; u += 2 {
-					p := []byte(fmt.Sprintf("%04d", u))
-					if checked, may := r.PrefixCheck(asked, p); checked != want || !may {
-						t.Fatalf("told %q: PrefixCheck(%q, %s) = %v, %v: a present prefix", told, asked, p, checked, may)
-					}
+	for _, policies := range [][]filter.Policy{nil, {bloom10}} {
+		r := openTable(t, buf.Bytes(), ReaderOptions{Filters: policies})
+		filtered := policies != nil
+		for _, asked := range []string{ext.Name(), own, "", filter.FixedPrefix(5).Name()} {
+			want := filtered && asked == ext.Name()
+			if got := r.PrefixFiltered(asked); got != want {
+				t.Fatalf("policies %d: PrefixFiltered(%q) = %v, want %v", len(policies), asked, got, want)
+			}
+			for u := 0; u < 200; u += 2 {
+				p := []byte(fmt.Sprintf("%04d", u))
+				if checked, may := r.PrefixCheck(asked, p); checked != want || !may {
+					t.Fatalf("PrefixCheck(%q, %s) = %v, %v: a present prefix", asked, p, checked, may)
 				}
 			}
-			r.Close()
-			if r.PrefixFiltered(ext.Name()) {
-				t.Fatalf("told %q: a closed reader still filters prefixes", told)
-			}
+		}
+		r.Close()
+		if r.PrefixFiltered(ext.Name()) {
+			t.Fatal("a closed reader still filters prefixes")
 		}
 	}
 }

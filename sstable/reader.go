@@ -61,13 +61,6 @@ type ReaderOptions struct {
 	// error of the read, not a crash.
 	Mapped []byte
 
-	// PrefixExtractor is the name of the prefix extractor whose prefixes
-	// the caller asks PrefixCheck about (db.Options.Prefix), or "". It
-	// changes no answer: a table built with that extractor keeps the
-	// caller's copy of the name, so each check compares two strings that
-	// share their bytes.
-	PrefixExtractor string
-
 	// skipChecksums is for fuzzing only: it lets crafted blocks reach the
 	// decoders behind the checksum, as a hostile file with valid checksums
 	// would.
@@ -94,10 +87,6 @@ type Reader struct {
 	ldbFilter  levelDBFilter // FormatLevelDB: filterData parsed
 	ldbSeps    levelDBSeps   // FormatLevelDB with a filter: the index decoded
 	rangeDels  []rangedel.Tombstone
-	// prefixName is the extractor the filter answers for: the
-	// properties' PrefixExtractor when the table has a usable filter,
-	// else "" (see ReaderOptions.PrefixExtractor).
-	prefixName string
 
 	rangeData   []byte
 	rangePolicy filter.RangePolicy // nil: no usable range filter
@@ -196,10 +185,6 @@ func NewReader(f io.ReaderAt, size int64, o ReaderOptions) (*Reader, error) {
 				return nil, err
 			}
 			r.policy, r.policyName = p, p.Name()
-			r.prefixName = r.props.PrefixExtractor
-			if r.prefixName == o.PrefixExtractor {
-				r.prefixName = o.PrefixExtractor
-			}
 		}
 	}
 	if err := r.checkIndex(); err != nil {
@@ -813,7 +798,7 @@ func (r *Reader) PrefixCheck(extractor string, prefix []byte) (checked, may bool
 // PrefixFiltered reports whether PrefixMayContain can rule out prefixes
 // of the extractor named extractor.
 func (r *Reader) PrefixFiltered(extractor string) bool {
-	return extractor != "" && r.prefixName == extractor
+	return r.policy != nil && extractor != "" && r.props.PrefixExtractor == extractor
 }
 
 // Find returns the first entry whose internal key is >= ikey, moving on to
@@ -1090,7 +1075,6 @@ func (r *Reader) Close() error {
 	r.index = nil
 	r.filterData = nil
 	r.policy, r.policyName = nil, ""
-	r.prefixName = ""
 	return nil
 }
 

@@ -57,7 +57,6 @@ func TestReview11PrefixFilteredMatrix(t *testing.T) {
 		{"leveldb", WriterOptions{Format: FormatLevelDB, FilterPolicy: ldb}, "", false},
 		{"leveldb-nofilter", WriterOptions{Format: FormatLevelDB}, "", false},
 	}
-	told := []string{"", fixed4.Name(), string([]byte(fixed4.Name())), fixed5.Name(), delim.Name(), "bogus"}
 	asked := []string{"", fixed4.Name(), string([]byte(fixed4.Name())), fixed5.Name(), delim.Name(), "bogus"}
 	policySets := [][]filter.Policy{nil, {bloom10}, {legacy}, {ldb}, {filter.None, bloom10}, {legacy, ldb, filter.NewBloomPolicy(3)}}
 	for _, tb := range tables {
@@ -73,78 +72,76 @@ func TestReview11PrefixFilteredMatrix(t *testing.T) {
 					usable = p.Name()
 				}
 			}
-			for _, tl := range told {
-				what := fmt.Sprintf("table %s, policies %d, told %q", tb.name, len(pols), tl)
-				r := openTable(t, data, ReaderOptions{Filters: pols, PrefixExtractor: tl})
-				if got := r.FilterPolicyName(); got != usable {
-					t.Fatalf("%s: FilterPolicyName = %q, want %q", what, got, usable)
+			what := fmt.Sprintf("table %s, policies %d", tb.name, len(pols))
+			r := openTable(t, data, ReaderOptions{Filters: pols})
+			if got := r.FilterPolicyName(); got != usable {
+				t.Fatalf("%s: FilterPolicyName = %q, want %q", what, got, usable)
+			}
+			if r.HasFilter() != (usable != "") {
+				t.Fatalf("%s: HasFilter = %v", what, r.HasFilter())
+			}
+			if p, _ := r.Filter(); p != nil && p.Name() != r.FilterPolicyName() {
+				t.Fatalf("%s: Filter's policy %q, FilterPolicyName %q", what, p.Name(), r.FilterPolicyName())
+			}
+			for _, a := range asked {
+				want := usable != "" && tb.extractor != "" && a == tb.extractor
+				if got := r.PrefixFiltered(a); got != want {
+					t.Fatalf("%s: PrefixFiltered(%q) = %v, want %v", what, a, got, want)
 				}
-				if r.HasFilter() != (usable != "") {
-					t.Fatalf("%s: HasFilter = %v", what, r.HasFilter())
-				}
-				if p, _ := r.Filter(); p != nil && p.Name() != r.FilterPolicyName() {
-					t.Fatalf("%s: Filter's policy %q, FilterPolicyName %q", what, p.Name(), r.FilterPolicyName())
-				}
-				for _, a := range asked {
-					want := usable != "" && tb.extractor != "" && a == tb.extractor
-					if got := r.PrefixFiltered(a); got != want {
-						t.Fatalf("%s: PrefixFiltered(%q) = %v, want %v", what, a, got, want)
+				// No present prefix is ever ruled out.
+				for _, p := range prefixes {
+					q := p
+					if tb.delim {
+						q = append(append([]byte(nil), p...), ':')
 					}
-					// No present prefix is ever ruled out.
-					for _, p := range prefixes {
-						q := p
+					if checked, may := r.PrefixCheck(a, q); checked != want || !may {
+						t.Fatalf("%s: PrefixCheck(%q, %q) = %v, %v: a present prefix", what, a, q, checked, may)
+					}
+					if !r.PrefixMayContain(a, q) {
+						t.Fatalf("%s: PrefixMayContain(%q, %q) = false", what, a, q)
+					}
+				}
+				// And the filter is used: most absent prefixes are ruled out.
+				if want {
+					out := 0
+					for p := 1; p < 300; p += 2 {
+						q := []byte(fmt.Sprintf("%04d", p))
 						if tb.delim {
-							q = append(append([]byte(nil), p...), ':')
-						}
-						if checked, may := r.PrefixCheck(a, q); checked != want || !may {
-							t.Fatalf("%s: PrefixCheck(%q, %q) = %v, %v: a present prefix", what, a, q, checked, may)
+							q = append(q, ':')
 						}
 						if !r.PrefixMayContain(a, q) {
-							t.Fatalf("%s: PrefixMayContain(%q, %q) = false", what, a, q)
+							out++
 						}
 					}
-					// And the filter is used: most absent prefixes are ruled out.
-					if want {
-						out := 0
-						for p := 1; p < 300; p += 2 {
-							q := []byte(fmt.Sprintf("%04d", p))
-							if tb.delim {
-								q = append(q, ':')
-							}
-							if !r.PrefixMayContain(a, q) {
-								out++
-							}
-						}
-						if out < 100 {
-							t.Fatalf("%s: only %d of 150 absent prefixes ruled out", what, out)
-						}
+					if out < 100 {
+						t.Fatalf("%s: only %d of 150 absent prefixes ruled out", what, out)
 					}
 				}
-				// Every key is still found through MayContain.
-				for _, p := range prefixes {
-					k := append(append([]byte(nil), p...), ":01"...)
-					if !r.MayContain(k) {
-						t.Fatalf("%s: MayContain(%q) = false", what, k)
-					}
+			}
+			// Every key is still found through MayContain.
+			for _, p := range prefixes {
+				k := append(append([]byte(nil), p...), ":01"...)
+				if !r.MayContain(k) {
+					t.Fatalf("%s: MayContain(%q) = false", what, k)
 				}
-				if err := r.Close(); err != nil {
-					t.Fatal(err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// A closed reader filters nothing and names no policy.
+			if r.FilterPolicyName() != "" || r.HasFilter() {
+				t.Fatalf("%s: closed: FilterPolicyName %q, HasFilter %v", what, r.FilterPolicyName(), r.HasFilter())
+			}
+			for _, a := range asked {
+				if r.PrefixFiltered(a) {
+					t.Fatalf("%s: closed: PrefixFiltered(%q)", what, a)
 				}
-				// A closed reader filters nothing and names no policy.
-				if r.FilterPolicyName() != "" || r.HasFilter() {
-					t.Fatalf("%s: closed: FilterPolicyName %q, HasFilter %v", what, r.FilterPolicyName(), r.HasFilter())
+				if checked, may := r.PrefixCheck(a, prefixes[0]); checked || !may {
+					t.Fatalf("%s: closed: PrefixCheck(%q) = %v, %v", what, a, checked, may)
 				}
-				for _, a := range asked {
-					if r.PrefixFiltered(a) {
-						t.Fatalf("%s: closed: PrefixFiltered(%q)", what, a)
-					}
-					if checked, may := r.PrefixCheck(a, prefixes[0]); checked || !may {
-						t.Fatalf("%s: closed: PrefixCheck(%q) = %v, %v", what, a, checked, may)
-					}
-				}
-				if _, _, _, err := r.Get(base.MakeInternalKey([]byte("0000:00"), base.MaxSeqNum, base.KindSeek), []byte("0000:00")); err == nil {
-					t.Fatalf("%s: Get on a closed reader succeeded", what)
-				}
+			}
+			if _, _, _, err := r.Get(base.MakeInternalKey([]byte("0000:00"), base.MaxSeqNum, base.KindSeek), []byte("0000:00")); err == nil {
+				t.Fatalf("%s: Get on a closed reader succeeded", what)
 			}
 		}
 	}
