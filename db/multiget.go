@@ -273,10 +273,17 @@ func (mg *multiGet) add(out []int, i int, f *manifest.FileMetadata, r *sstable.R
 	if sc.n == len(sc.idx) {
 		out = mg.probe(out)
 	}
-	n := sc.n
-	sc.idx[n], sc.keys[n], sc.files[n], sc.readers[n] = i, mg.keys[i], f, r
-	sc.n++
+	sc.queue(i, mg.keys[i], f, r)
 	return out
+}
+
+// queue appends key i (whose bytes are k) and its table to the queue,
+// which must not be full. It inlines, so deeper's loop over every key
+// and level queues without a call.
+func (sc *mgScratch) queue(i int, k []byte, f *manifest.FileMetadata, r *sstable.Reader) {
+	n := sc.n
+	sc.idx[n], sc.keys[n], sc.files[n], sc.readers[n] = i, k, f, r
+	sc.n = n + 1
 }
 
 // probe answers the queued keys: their filter probes in one batch, then
@@ -558,13 +565,12 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 					}
 					*m = openedTable{f, r}
 				}
-				// mg.add, by hand: this loop runs for every key and level.
+				// mg.add, with the queueing inlined: this loop runs for
+				// every key and level.
 				if sc.n == len(sc.idx) {
 					mg.probe(nil)
 				}
-				q := sc.n
-				sc.idx[q], sc.keys[q], sc.files[q], sc.readers[q] = i, keys[i], f, m.r
-				sc.n = q + 1
+				sc.queue(i, keys[i], f, m.r)
 			}
 		}
 		mg.probe(nil)
