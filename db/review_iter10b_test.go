@@ -552,6 +552,17 @@ func r10bLevel(t *testing.T, bounds [][2][]byte) *manifest.Version {
 	return v
 }
 
+// r10bFirstHolding returns the index of the first of bounds (tables'
+// smallest and largest keys) that holds k, -1 when none does.
+func r10bFirstHolding(bounds [][2][]byte, k []byte) int {
+	for i, b := range bounds {
+		if bytes.Compare(b[0], k) <= 0 && bytes.Compare(k, b[1]) <= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
 // r10bSortedKeys returns n distinct random keys of r10bKey, sorted.
 func r10bSortedKeys(rng *rand.Rand, prefix []byte, n int) []string {
 	set := map[string]bool{}
@@ -641,13 +652,7 @@ func TestReview10bFindFileBatch(t *testing.T) {
 			t.Fatalf("FindFileBatch wrote past its keys")
 		}
 		for j, k := range keys {
-			want := -1
-			for i, b := range bounds {
-				if bytes.Compare(b[0], k) <= 0 && bytes.Compare(k, b[1]) <= 0 {
-					want = i
-					break
-				}
-			}
+			want := r10bFirstHolding(bounds, k)
 			if at[j] != want {
 				t.Fatalf("%d tables (prefix %q), batch of %d: key %d %q: FindFileBatch %d, scan %d (bounds %q)",
 					nt, prefix, n, j, k, at[j], want, bounds)
@@ -693,13 +698,7 @@ func TestReview10bFindFileBatchShared(t *testing.T) {
 		at := make([]int, n)
 		v.FindFileBatch(1, keys, at)
 		for j, k := range keys {
-			want := -1
-			for i, b := range bounds {
-				if bytes.Compare(b[0], k) <= 0 && bytes.Compare(k, b[1]) <= 0 {
-					want = i
-					break
-				}
-			}
+			want := r10bFirstHolding(bounds, k)
 			if at[j] != want {
 				t.Fatalf("%d tables sharing bounds, batch of %d: key %q: FindFileBatch %d, first table holding it %d", nt, n, k, at[j], want)
 			}

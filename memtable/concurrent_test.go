@@ -250,9 +250,7 @@ func TestGetFirstEntry(t *testing.T) {
 			return
 		}
 	}
-	if m := New(); m.Empty() {
-		if _, _, ok := m.Get([]byte("k"), base.MaxSeqNum); ok {
-			t.Fatal("an empty memtable found a key")
-		}
+	if _, _, ok := New().Get([]byte("k"), base.MaxSeqNum); ok {
+		t.Fatal("an empty memtable found a key")
 	}
 }
