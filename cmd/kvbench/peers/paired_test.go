@@ -19,6 +19,23 @@ var pairedStores struct {
 	once sync.Once
 	err  error
 	e    map[string]Engine
+	dirs []string // removed by TestMain once the benchmarks have run
+}
+
+// TestMain removes BenchmarkSeekPrefixPaired's stores (a few hundred MB)
+// after every test and benchmark has run: they outlive each run of the
+// benchmark function, so no b.Cleanup can.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for name, e := range pairedStores.e {
+		if err := e.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "closing %s's paired store: %v\n", name, err)
+		}
+	}
+	for _, dir := range pairedStores.dirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 // pairedConfig is issue 17's setting: 1,000,000 keys of 16 bytes, 8-byte
@@ -43,6 +60,7 @@ func openPairedStores(names []string) (map[string]Engine, error) {
 		if err != nil {
 			return nil, err
 		}
+		pairedStores.dirs = append(pairedStores.dirs, dir)
 		e, err := open(dir, cfg.settings)
 		if err != nil {
 			return nil, err
