@@ -21,11 +21,16 @@ import (
 var (
 	benchStores sync.Map
 	benchRoot   string
+	// benchKeep keeps the stores in a directory from run to run: a store
+	// is built in the background, so two builds can end in different
+	// shapes, and figures compared across runs (cachegrind's counts of
+	// instructions, for one) must read the same one.
+	benchKeep = flag.String("bench_stores", "", "build benchDB's stores in this directory once and reuse them in later runs (default: a temporary directory, removed)")
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchRoot != "" {
+	if benchRoot != "" && *benchKeep == "" {
 		os.RemoveAll(benchRoot)
 	}
 	os.Exit(code)
@@ -43,12 +48,20 @@ func benchDBFormat(b *testing.B, n int, f Format) *DB {
 	if !ok {
 		if benchRoot == "" {
 			r, err := os.MkdirTemp("", "bloomkv-bench-")
+			if *benchKeep != "" {
+				r, err = *benchKeep, os.MkdirAll(*benchKeep, 0o755)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
 			benchRoot = r
 		}
 		d := fmt.Sprintf("%s/%d-%v", benchRoot, n, f)
+		if _, err := os.Stat(d + "/built"); err == nil {
+			benchStores.Store(key, d)
+			return mustOpen(b, d, nil)
+		}
+		os.RemoveAll(d) // an unfinished build
 		db := mustOpen(b, d, &Options{Format: f})
 		rng := rand.New(rand.NewSource(1))
 		val := make([]byte, 100)
@@ -68,7 +81,12 @@ func benchDBFormat(b *testing.B, n int, f Format) *DB {
 		if err := db.CompactRange(nil, nil); err != nil {
 			b.Fatal(err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(d+"/built", nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
 		benchStores.Store(key, d)
 		dir = d
 	}

@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -123,23 +124,25 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	if len(keys) > len(pbuf) {
 		pending = make([]int, 0, len(keys))
 	}
-	memEmpty := rs.mem.Empty() && (rs.imm == nil || rs.imm.Empty())
-	for i, k := range keys {
-		if memEmpty {
-			pending = append(pending, i)
-			continue
+	if rs.mem.Empty() && (rs.imm == nil || rs.imm.Empty()) {
+		pending = pending[:len(keys)]
+		for i := range pending {
+			pending[i] = i
 		}
-		if v, kind, ok := rs.mem.Get(k, seq); ok {
-			values[i], errs[i] = found(v, kind)
-			continue
-		}
-		if rs.imm != nil {
-			if v, kind, ok := rs.imm.Get(k, seq); ok {
+	} else {
+		for i, k := range keys {
+			if v, kind, ok := rs.mem.Get(k, seq); ok {
 				values[i], errs[i] = found(v, kind)
 				continue
 			}
+			if rs.imm != nil {
+				if v, kind, ok := rs.imm.Get(k, seq); ok {
+					values[i], errs[i] = found(v, kind)
+					continue
+				}
+			}
+			pending = append(pending, i)
 		}
-		pending = append(pending, i)
 	}
 
 	// The batch's state lives in the pooled scratch: the helpers of
@@ -150,7 +153,11 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	*mg = multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq, sc: sc}
 	// Level 0 first, table by table, newest first: a key one table
 	// answers is not asked of the older ones.
+	// pending lists its keys in increasing order until level 0's probes
+	// reorder it.
+	inOrder := true
 	if files := rs.v.Files[0]; len(files) > 0 {
+		inOrder = false
 		mg.level = 0
 		for _, f := range files {
 			lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
@@ -181,7 +188,7 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	}
 	// Then the sorted levels, all at once.
 	if len(pending) > 0 {
-		mg.deeper(rs.v, pending)
+		mg.deeper(rs.v, pending, inOrder && len(pending) == len(keys))
 	}
 	clear(sc.keys[:])
 	clear(sc.filters[:])
@@ -214,9 +221,13 @@ type multiGet struct {
 	// counters (flushCounters).
 	lv [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
 
-	// hashName is the name of the policy whose key hashes sc.keyHash
-	// holds ("": none yet).
-	hashName string
+	// hashPolicy is the first filter.HashBatchPolicy the batch met
+	// (nil: none yet), whose hashes of the keys sc.keyHash[0] holds for
+	// the rest of the batch; hashName[0] is its name. sc.keyHash[1] holds
+	// the hashes under the policy named hashName[1], the latest of any
+	// other ("": none).
+	hashPolicy filter.HashBatchPolicy
+	hashName   [2]string
 }
 
 // mgCand is a table of a sorted level that may hold a key: its filter
@@ -250,17 +261,43 @@ type mgScratch struct {
 	answered [64]lookupResult
 
 	// deeper's candidates, and per key of the batch: its first candidate
-	// and the last one recorded (-1: none), the levels whose filters it
-	// was checked against and let it through (bit per level); per
-	// candidate, the key's next one (-1: none); the candidates of a round.
+	// and the last one recorded, the levels whose filters it was checked
+	// against and let it through (bit per level); per candidate, the
+	// key's next one; the candidates of a round. first, last and next
+	// hold a candidate's index plus one (0: none), so that a clear
+	// resets them.
 	cands             []mgCand
 	first, last, next []int32
 	checked, passed   []uint8
 	round             []int32
 
-	// keyHash holds the hash of each key of the batch under the policy
+	// The keys deeper's sorted levels ask of filters of the batch's
+	// hash policy (multiGet.hashPolicy), up to a chunk of 64: each one's
+	// table (its slot in memo), hash and index in the batch.
+	hSlot   [64]uint8
+	hHashes [64]uint64
+	hMaybe  [64]bool
+	hIdx    [64]int32
+
+	// memo holds the open tables of the level deeper is on, direct-mapped
+	// by their index in the level: a table the batch's keys meet many
+	// times is fetched from the table cache once (about 10 ns a key on a
+	// 10-table level, most of it the loads of the cached entry). The
+	// bits of memoUsed are the slots filled, emptied at the level's end.
+	memo     [64]openedTable
+	memoUsed uint64
+	// memoFilter holds the filter of each memo slot whose table is
+	// hashed.
+	memoFilter [64][]byte
+
+	// deeper's keys of a chunk, when it gathers them, and their tables'
+	// indexes in the level (FindFileBatch).
+	kbuf [64][]byte
+	at   [64]int
+
+	// keyHash holds the hashes of the batch's keys under the policies
 	// multiGet.hashName names (filter.HashBatchPolicy).
-	keyHash []uint64
+	keyHash [2][]uint64
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
@@ -369,21 +406,30 @@ func (mg *multiGet) probe(out []int) []int {
 }
 
 // keyHashes returns the KeyHash of every key of the batch under hp,
-// computed at the first probe that needs them (and again should a probe
-// of another policy name come).
+// computed at the first probe that needs them. The first policy's stay
+// for the whole batch (deeper gathers them as it goes); should a probe
+// of another policy name come, its hashes take the second slot, each
+// time another name comes.
 func (mg *multiGet) keyHashes(hp filter.HashBatchPolicy) []uint64 {
 	sc := mg.sc
-	if name := hp.Name(); name != mg.hashName {
-		if cap(sc.keyHash) < len(mg.keys) {
-			sc.keyHash = make([]uint64, len(mg.keys))
-		}
-		sc.keyHash = sc.keyHash[:len(mg.keys)]
-		for i, k := range mg.keys {
-			sc.keyHash[i] = hp.KeyHash(k)
-		}
-		mg.hashName = name
+	name := hp.Name()
+	s := 1
+	switch {
+	case mg.hashPolicy == nil:
+		s, mg.hashPolicy = 0, hp
+	case name == mg.hashName[0]:
+		return sc.keyHash[0]
+	case name != "" && name == mg.hashName[1]:
+		return sc.keyHash[1]
 	}
-	return sc.keyHash
+	kh := sc.keyHash[s]
+	if cap(kh) < len(mg.keys) {
+		kh = make([]uint64, len(mg.keys))
+	}
+	kh = kh[:len(mg.keys)]
+	filter.KeyHashes(hp, mg.keys, kh)
+	sc.keyHash[s], mg.hashName[s] = kh, name
+	return kh
 }
 
 // minLookupsPerWorker is the fewest lookups that make another goroutine
@@ -501,7 +547,7 @@ func (mg *multiGet) flushCounters() {
 // let through by mistake takes a round more. Get's order is kept: a key
 // is answered by its shallowest table that holds it (or fails to read),
 // and the filter counts are those of Get, which stops at that level.
-func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
+func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 	d, sc, keys := mg.d, mg.sc, mg.keys
 	n := len(keys)
 	if cap(sc.first) < n {
@@ -510,14 +556,16 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 	}
 	sc.first, sc.last = sc.first[:n], sc.last[:n]
 	sc.checked, sc.passed = sc.checked[:n], sc.passed[:n]
-	for _, i := range pending {
-		sc.first[i], sc.last[i] = -1, -1
-		sc.checked[i], sc.passed[i] = 0, 0
-	}
+	clear(sc.first)
+	clear(sc.last)
+	clear(sc.checked)
+	clear(sc.passed)
 	sc.cands, sc.next = sc.cands[:0], sc.next[:0]
 	mg.deferred = true
-	var kbuf [64][]byte
-	var at [64]int
+	// When pending is every key in order (all: the usual case, where no
+	// memtable or level-0 table answered any), the searches read keys
+	// itself; otherwise kbuf gathers them.
+	kbuf, at := &sc.kbuf, &sc.at
 	gathered := false // kbuf holds pending's first 64 keys
 	for level := 1; level < manifest.NumLevels; level++ {
 		files := v.Files[level]
@@ -530,60 +578,95 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 		// would never open it).
 		var failed *manifest.FileMetadata
 		var failErr error
-		// The open tables met so far, direct-mapped by their index in
-		// the level: a table the batch's keys meet many times is fetched
-		// from the table cache once (about 10 ns a key on a 10-table
-		// level, most of it the loads of the cached entry).
-		var memo [64]openedTable
 		for start := 0; start < len(pending); start += len(kbuf) {
 			chunk := pending[start:min(start+len(kbuf), len(pending))]
-			// A batch of at most 64 pending keys (the usual case) is
-			// gathered once for every level.
-			if start > 0 || !gathered {
+			var ks [][]byte
+			switch {
+			case all:
+				ks = keys[start : start+len(chunk)]
+			case start > 0 || !gathered:
+				// A batch of at most 64 pending keys (the usual case) is
+				// gathered once for every level.
 				for j, i := range chunk {
 					kbuf[j] = keys[i]
 				}
 				gathered = start == 0
+				fallthrough
+			default:
+				ks = kbuf[:len(chunk)]
 			}
-			v.FindFileBatch(level, kbuf[:len(chunk)], at[:len(chunk)])
-			for j, i := range chunk {
-				a := at[j]
-				if a < 0 {
-					continue
+			v.FindFileBatch(level, ks, at[:len(chunk)])
+			// The keys whose tables have filters of the batch's hash
+			// policy are gathered, with their hashes, and probed after
+			// the loop; the others go through the queue and probe.
+			kh := sc.keyHash[0]
+			nh, j := 0, 0
+			for {
+				j, nh = sc.gather(chunk, at[:len(chunk)], files, kh, j, nh)
+				if j == len(chunk) {
+					break
 				}
-				f, m := files[a], &memo[a%len(memo)]
+				i, a := chunk[j], at[j]
+				f, m := files[a], &sc.memo[a%len(sc.memo)]
 				if m.f != f {
 					if f == failed {
 						mg.candidate(mgCand{i: i, level: level, f: f, err: failErr})
+						j++
 						continue
 					}
 					r, err := d.tables.get(f)
 					if err != nil {
 						failed, failErr = f, err
 						mg.candidate(mgCand{i: i, level: level, f: f, err: err})
+						j++
 						continue
 					}
-					*m = openedTable{f, r}
+					if m.f != nil && nh > 0 {
+						// The keys gathered so far may name the slot's table.
+						mg.probeHashed(nh)
+						nh = 0
+					}
+					slot := a % len(sc.memo)
+					var data []byte
+					*m, data = mg.opened(f, r)
+					sc.memoFilter[slot] = data
+					sc.memoUsed |= 1 << slot
+					kh = sc.keyHash[0] // opened may have hashed the keys
+					if m.hashed {
+						continue // gather takes key j
+					}
 				}
-				// mg.add, with the queueing inlined: this loop runs for
-				// every key and level.
+				// mg.add, with the queueing inlined.
 				if sc.n == len(sc.idx) {
 					mg.probe(nil)
 				}
 				sc.queue(i, keys[i], f, m.r)
+				j++
+			}
+			if nh > 0 {
+				mg.probeHashed(nh)
 			}
 		}
 		mg.probe(nil)
+		for u := sc.memoUsed; u != 0; u &= u - 1 {
+			slot := bits.TrailingZeros64(u)
+			sc.memo[slot], sc.memoFilter[slot] = openedTable{}, nil
+		}
+		sc.memoUsed = 0
 	}
 	mg.deferred = false
+	if !all {
+		clear(kbuf[:min(len(pending), len(kbuf))])
+	}
 
 	// The rounds of lookups.
 	cur := sc.round[:0]
+	errs, first, notFound := mg.errs, sc.first, ErrNotFound
 	for _, i := range pending {
-		if c := sc.first[i]; c >= 0 {
-			cur = append(cur, c)
+		if c := first[i]; c > 0 {
+			cur = append(cur, c-1)
 		} else {
-			mg.errs[i] = ErrNotFound
+			errs[i] = notFound
 		}
 	}
 	for len(cur) > 0 {
@@ -593,8 +676,8 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 			cd := &sc.cands[c]
 			switch cd.res {
 			case lookupMiss:
-				if nc := sc.next[c]; nc >= 0 {
-					next = append(next, nc)
+				if nc := sc.next[c]; nc > 0 {
+					next = append(next, nc-1)
 				} else {
 					mg.errs[cd.i] = ErrNotFound
 				}
@@ -622,10 +705,78 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int) {
 	mg.flushCounters()
 }
 
-// openedTable is a table of a level and its open Reader.
+// openedTable is a table of a level and its open Reader; hashed when
+// its filter is of the batch's hash policy (multiGet.hashPolicy).
 type openedTable struct {
-	f *manifest.FileMetadata
-	r *sstable.Reader
+	f      *manifest.FileMetadata
+	r      *sstable.Reader
+	hashed bool
+}
+
+// opened returns f's openedTable, read through r, and its filter when it
+// is hashed: the batch's keys are hashed under its filter's policy
+// should it be the first hash policy the batch meets.
+func (mg *multiGet) opened(f *manifest.FileMetadata, r *sstable.Reader) (openedTable, []byte) {
+	t := openedTable{f: f, r: r}
+	p, data := r.Filter()
+	if hp, ok := p.(filter.HashBatchPolicy); ok {
+		if mg.hashPolicy == nil {
+			mg.keyHashes(hp)
+		}
+		if t.hashed = r.FilterPolicyName() == mg.hashName[0]; t.hashed {
+			return t, data
+		}
+	}
+	return t, nil
+}
+
+// gather adds to the h arrays, from position nh on, every key of chunk
+// from position j on whose table (files[at[j]], none for -1) is in the
+// memo with a filter of the batch's hash policy; kh holds the keys'
+// hashes under it. A key names its table by its slot, which deeper
+// refills only after probing the keys gathered. It stops at the first key whose table is not in the
+// memo, or has another filter, and returns that key's position (or
+// len(chunk)) and the new nh. It calls nothing, so its loop's state
+// stays in registers (in deeper's loop, the calls of the rare cases
+// would spill it on every key).
+func (sc *mgScratch) gather(chunk, at []int, files []*manifest.FileMetadata, kh []uint64, j, nh int) (int, int) {
+	at = at[:len(chunk)]
+	for ; j < len(chunk); j++ {
+		a := at[j]
+		if a < 0 {
+			continue
+		}
+		slot := uint(a) % uint(len(sc.memo))
+		m := &sc.memo[slot]
+		if m.f != files[a] || !m.hashed {
+			return j, nh
+		}
+		i := chunk[j]
+		sc.hSlot[nh], sc.hHashes[nh], sc.hIdx[nh] = uint8(slot), kh[i], int32(i)
+		nh++
+	}
+	return j, nh
+}
+
+// probeHashed probes the n keys gathered in the h arrays, all of the
+// batch's hash policy, and makes candidates of the ones the filters let
+// through, as record does for the queue.
+func (mg *multiGet) probeHashed(n int) {
+	sc := mg.sc
+	filter.MayContainHashBatchOf(mg.hashPolicy, sc.memoFilter[:], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
+	lv := &mg.lv[mg.level]
+	lv.checks += int64(n)
+	bit := uint8(1) << mg.level
+	for t, maybe := range sc.hMaybe[:n] {
+		i := int(sc.hIdx[t])
+		sc.checked[i] |= bit
+		if maybe {
+			lv.positives++
+			sc.passed[i] |= bit
+			m := &sc.memo[sc.hSlot[t]]
+			mg.candidate(mgCand{i: i, level: mg.level, f: m.f, r: m.r})
+		}
+	}
 }
 
 // record makes candidates of the n queued keys a deferred probe's filters
@@ -653,11 +804,11 @@ func (mg *multiGet) record(n int) {
 // levels are probed in order, so a key's list is shallowest first).
 func (mg *multiGet) candidate(c mgCand) {
 	sc := mg.sc
-	k := int32(len(sc.cands))
+	k := int32(len(sc.cands)) + 1
 	sc.cands = append(sc.cands, c)
-	sc.next = append(sc.next, -1)
-	if l := sc.last[c.i]; l >= 0 {
-		sc.next[l] = k
+	sc.next = append(sc.next, 0)
+	if l := sc.last[c.i]; l > 0 {
+		sc.next[l-1] = k
 	} else {
 		sc.first[c.i] = k
 	}

@@ -103,7 +103,7 @@ func (p *bloomPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
 		for i, key := range keys[:len(hs)] {
 			hs[i] = xxhash.Sum64(key)
 		}
-		p.mayContainHashed(filters[:len(hs)], hs, maybe[:len(hs)])
+		p.mayContainHashed(filters[:len(hs)], eachOwn[:len(hs)], hs, maybe[:len(hs)])
 		keys, filters, maybe = keys[len(hs):], filters[len(hs):], maybe[len(hs):]
 	}
 }
@@ -112,28 +112,50 @@ func (p *bloomPolicy) MayContainBatch(filters, keys [][]byte, maybe []bool) {
 // the policy use (HashBatchPolicy).
 func (p *bloomPolicy) KeyHash(key []byte) uint64 { return xxhash.Sum64(key) }
 
+// keyHashes is KeyHash of each of keys, for KeyHashes.
+func (p *bloomPolicy) keyHashes(keys [][]byte, hashes []uint64) {
+	hashes = hashes[:len(keys)]
+	for i, k := range keys {
+		hashes[i] = xxhash.Sum64(k)
+	}
+}
+
 // MayContainHashBatch is MayContainBatch for keys already hashed with
 // KeyHash (HashBatchPolicy).
 func (p *bloomPolicy) MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool) {
 	filters, maybe = filters[:len(hashes)], maybe[:len(hashes)]
 	for len(hashes) > 0 {
 		m := min(len(hashes), 64)
-		p.mayContainHashed(filters[:m], hashes[:m], maybe[:m])
+		p.mayContainHashed(filters[:m], eachOwn[:m], hashes[:m], maybe[:m])
 		hashes, filters, maybe = hashes[m:], filters[m:], maybe[m:]
 	}
 }
 
+// eachOwn gives each of up to 64 keys the filter of its own index.
+var eachOwn = func() (w [64]uint8) {
+	for i := range w {
+		w[i] = uint8(i)
+	}
+	return w
+}()
+
+// mayContainHashBatchOf is MayContainHashBatchOf for up to 64 keys.
+func (p *bloomPolicy) mayContainHashBatchOf(filters [][]byte, which []uint8, hashes []uint64, maybe []bool) {
+	p.mayContainHashed(filters, which, hashes, maybe)
+}
+
 // mayContainHashed probes up to 64 keys of hashes hs in the rounds
-// MayContainBatch describes. fs and ms are as long as hs.
-func (p *bloomPolicy) mayContainHashed(fs [][]byte, hs []uint64, ms []bool) {
+// MayContainBatch describes, key i in filter fs[which[i]]. which and ms
+// are as long as hs.
+func (p *bloomPolicy) mayContainHashed(fs [][]byte, which []uint8, hs []uint64, ms []bool) {
 	var passed [64]uint8
-	fs, ms = fs[:len(hs)], ms[:len(hs)]
+	which, ms = which[:len(hs)], ms[:len(hs)]
 	// Round one: the first probe. A filter this loop does not read
 	// (legacy, fewer than three probes, unknown) is left to the last
 	// round.
 	np := 0
 	for i, h := range hs {
-		f := fs[i]
+		f := fs[which[i]]
 		n := len(f) - 1
 		if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
 			ms[i] = true
@@ -147,7 +169,7 @@ func (p *bloomPolicy) mayContainHashed(fs [][]byte, hs []uint64, ms []bool) {
 	}
 	// Round two: the second and third probes of the keys that passed.
 	for _, i := range passed[:np] {
-		f, h := fs[i], hs[i]
+		f, h := fs[which[i]], hs[i]
 		n := len(f) - 1
 		nbits := uint64(n) * 8
 		inc := probeInc(h)
@@ -160,7 +182,7 @@ func (p *bloomPolicy) mayContainHashed(fs [][]byte, hs []uint64, ms []bool) {
 	// The rest, key by key (their first lines are in cache now).
 	for i, h := range hs {
 		if ms[i] {
-			ms[i] = bloomMayContain(fs[i], h, p.legacy)
+			ms[i] = bloomMayContain(fs[which[i]], h, p.legacy)
 		}
 	}
 }

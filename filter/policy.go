@@ -143,7 +143,8 @@ type BatchPolicy interface {
 // 64-bit hash of it, the same for every filter of the policy's name. A
 // caller that asks several filters about the same keys, as package db's
 // MultiGet asks one filter a level, hashes each key once with KeyHash
-// and probes with MayContainHashBatch.
+// (the whole batch at once with KeyHashes) and probes with
+// MayContainHashBatch.
 type HashBatchPolicy interface {
 	BatchPolicy
 	// KeyHash returns the hash of key that the policy's probes use.
@@ -153,6 +154,48 @@ type HashBatchPolicy interface {
 	// filters and maybe must be at least as long as hashes. It must not
 	// panic or allocate on any input.
 	MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool)
+}
+
+// KeyHashes sets hashes[i] to p.KeyHash(keys[i]) for every i < len(keys),
+// in one call for the package's Bloom policies (without a call through
+// the interface per key). It panics if hashes is shorter than keys.
+func KeyHashes(p HashBatchPolicy, keys [][]byte, hashes []uint64) {
+	hashes = hashes[:len(keys)]
+	if b, ok := p.(interface {
+		keyHashes(keys [][]byte, hashes []uint64)
+	}); ok {
+		b.keyHashes(keys, hashes)
+		return
+	}
+	for i, k := range keys {
+		hashes[i] = p.KeyHash(k)
+	}
+}
+
+// MayContainHashBatchOf is MayContainHashBatch for keys that share
+// filters, as a MultiGet's keys share a level's few tables: it sets
+// maybe[i] to whether filters[which[i]] may contain the key whose
+// KeyHash is hashes[i], for every i < len(hashes). For the package's
+// Bloom policies it probes in one batch without gathering a filter a
+// key. It panics if which or maybe is shorter than hashes, or if an
+// index of which is outside filters.
+func MayContainHashBatchOf(p HashBatchPolicy, filters [][]byte, which []uint8, hashes []uint64, maybe []bool) {
+	which, maybe = which[:len(hashes)], maybe[:len(hashes)]
+	for len(hashes) > 0 {
+		m := min(len(hashes), 64)
+		if b, ok := p.(interface {
+			mayContainHashBatchOf(filters [][]byte, which []uint8, hashes []uint64, maybe []bool)
+		}); ok {
+			b.mayContainHashBatchOf(filters, which[:m], hashes[:m], maybe[:m])
+		} else {
+			var fs [64][]byte
+			for i, w := range which[:m] {
+				fs[i] = filters[w]
+			}
+			p.MayContainHashBatch(fs[:m], hashes[:m], maybe[:m])
+		}
+		which, hashes, maybe = which[m:], hashes[m:], maybe[m:]
+	}
 }
 
 // MayContainBatch sets maybe[i] to p.MayContain(filters[i], keys[i]) for

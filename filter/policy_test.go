@@ -371,6 +371,18 @@ func checkBatch(t *testing.T, p Policy, filters, keys [][]byte) (positives int) 
 		for i, k := range keys {
 			hashes[i] = hp.KeyHash(k)
 		}
+		// KeyHashes gives the same hashes, and writes no more of them.
+		bulk := make([]uint64, len(keys)+1)
+		bulk[len(keys)] = 7
+		KeyHashes(hp, keys, bulk)
+		for i, k := range keys {
+			if bulk[i] != hashes[i] {
+				t.Fatalf("%s: KeyHashes gives key %q hash %x, KeyHash %x", p.Name(), k, bulk[i], hashes[i])
+			}
+		}
+		if bulk[len(keys)] != 7 {
+			t.Fatalf("%s: KeyHashes wrote past the keys", p.Name())
+		}
 		hmaybe := make([]bool, len(keys)+1)
 		hmaybe[len(keys)] = true
 		hp.MayContainHashBatch(filters, hashes, hmaybe)
@@ -382,9 +394,45 @@ func checkBatch(t *testing.T, p Policy, filters, keys [][]byte) (positives int) 
 		if !hmaybe[len(keys)] {
 			t.Fatalf("%s: MayContainHashBatch wrote past the keys", p.Name())
 		}
+		// MayContainHashBatchOf answers the same with the filters named
+		// by index: here in a table holding each distinct filter twice,
+		// the keys alternating between the copies. Through the interface
+		// alone (plainHash hides the Bloom policies' own batch), it
+		// gathers the filters and answers the same again.
+		at := map[string]int{}
+		var shared [][]byte
+		which := make([]uint8, len(keys))
+		for i, f := range filters {
+			j, ok := at[string(f)]
+			if !ok {
+				j = len(shared)
+				at[string(f)] = j
+				shared = append(shared, f, f)
+			}
+			which[i] = uint8(j + i%2)
+		}
+		if len(shared) > 256 {
+			t.Fatalf("%d distinct filters: more than MayContainHashBatchOf can name", len(shared)/2)
+		}
+		for _, of := range []HashBatchPolicy{hp, plainHash{hp}} {
+			clear(hmaybe)
+			hmaybe[len(keys)] = true
+			MayContainHashBatchOf(of, shared, which, hashes, hmaybe)
+			for i, k := range keys {
+				if hmaybe[i] != maybe[i] {
+					t.Fatalf("%s (%T), batch of %d: key %q: MayContainHashBatchOf = %v, MayContainBatch = %v", p.Name(), of, len(keys), k, hmaybe[i], maybe[i])
+				}
+			}
+			if !hmaybe[len(keys)] {
+				t.Fatalf("%s: MayContainHashBatchOf wrote past the keys", p.Name())
+			}
+		}
 	}
 	return positives
 }
+
+// plainHash is a HashBatchPolicy with only the interface's methods.
+type plainHash struct{ HashBatchPolicy }
 
 // TestHashBatchPolicies checks which policies hash a key once for all
 // their filters: the standard and legacy Bloom policies do (checkBatch

@@ -217,19 +217,17 @@ func checkSortedLevel(level int) {
 	}
 }
 
-// findBatch is the most keys FindFileBatch searches in lockstep.
-const findBatch = 64
-
 // FindFileBatch sets at[j] to the index in Files[level] (level >= 1) of
 // the table whose user-key range holds ukeys[j], or -1 when none does;
 // on a level with SharedBoundaries, of the first such table (see
 // FindFiles for the others). at must be as long as ukeys.
 //
-// It is FindFiles for a batch (DB.MultiGet): the binary searches of up to
-// 64 keys take their steps together. The steps of the branch-free search
-// depend only on the level's size, so each one is a loop over the keys
-// whose loads are independent and overlap, where one key's search waits
-// on each of its loads in turn.
+// It is FindFiles for a batch (DB.MultiGet), with each key's search in
+// one pass of a loop: the key's window is read in place when it follows
+// the level's prefix, and the branch-free search takes as many steps for
+// every key, so the loop's branches are predicted and the searches of
+// successive keys overlap in the processor, where FindFiles' calls and
+// comparisons stand between them.
 func (v *Version) FindFileBatch(level int, ukeys [][]byte, at []int) {
 	checkSortedLevel(level)
 	files := v.Files[level]
@@ -243,70 +241,86 @@ func (v *Version) FindFileBatch(level int, ukeys [][]byte, at []int) {
 		}
 		return
 	}
-	at = at[:len(ukeys)]
-	for len(ukeys) > 0 {
-		m := min(len(ukeys), findBatch)
-		x.findBatch(files, ukeys[:m], at[:m])
-		ukeys, at = ukeys[m:], at[m:]
-	}
+	x.findBatch(files, ukeys, at[:len(ukeys)])
 }
 
-// findBatch is FindFileBatch for at most findBatch keys of an indexed
-// level.
+// findBatch is FindFileBatch for an indexed level.
 func (x *levelIndex) findBatch(files []*FileMetadata, ukeys [][]byte, at []int) {
-	var ps [findBatch]uint64
-	var rel [findBatch]int
-	var lo [findBatch]int
-	m := len(ukeys)
+	if x.findWindows(ukeys, at) {
+		return
+	}
+	// The keys findWindows left: a search through locate and firstGE.
+	w, s := x.largest, x.smallest
 	for j, k := range ukeys {
-		rel[j], ps[j] = x.locate(k)
-	}
-	w := x.largest
-	// Four keys' searches at a time, their bases in registers: the four
-	// chains of dependent loads overlap, and no step goes through memory.
-	j := 0
-	for ; j+4 <= m; j += 4 {
-		p0, p1, p2, p3 := ps[j], ps[j+1], ps[j+2], ps[j+3]
-		l0, l1, l2, l3 := 0, 0, 0, 0
-		for n := len(w); n > 1; {
-			half := n >> 1
-			l0 += half & -b2i(w[l0+half-1] < p0)
-			l1 += half & -b2i(w[l1+half-1] < p1)
-			l2 += half & -b2i(w[l2+half-1] < p2)
-			l3 += half & -b2i(w[l3+half-1] < p3)
-			n -= half
-		}
-		lo[j], lo[j+1], lo[j+2], lo[j+3] = l0, l1, l2, l3
-	}
-	for ; j < m; j++ {
-		l, p := 0, ps[j]
-		for n := len(w); n > 1; {
-			half := n >> 1
-			l += half & -b2i(w[l+half-1] < p)
-			n -= half
-		}
-		lo[j] = l
-	}
-	for j, k := range ukeys {
-		if rel[j] != 0 {
-			at[j] = -1
+		if at[j] != findLater {
 			continue
 		}
-		// The last step without a branch: whether the key lies past
-		// w[i] is as unpredictable as each halving step's comparison.
-		p, i := ps[j], lo[j]
-		i += b2i(w[i] < p)
-		if i < len(w) && w[i] == p {
-			i = firstGE(w, files, (*FileMetadata).largestUkey, k, p)
-		}
-		if i == len(w) {
-			at[j] = -1
+		at[j] = -1
+		rel, p := x.locate(k)
+		if rel != 0 {
 			continue
 		}
-		if s := x.smallest[i]; s > p || s == p && bytes.Compare(files[i].smallestUkey(), k) > 0 {
-			at[j] = -1
+		i := firstGE(w, files, (*FileMetadata).largestUkey, k, p)
+		if i == len(w) || s[i] > p || s[i] == p && bytes.Compare(files[i].smallestUkey(), k) > 0 {
 			continue
 		}
 		at[j] = i
 	}
+}
+
+// findLater marks a key findWindows leaves to findBatch.
+const findLater = -2
+
+// findWindows is findBatch for every key the level's windows place on
+// their own: a key of 8 bytes or more that starts with the prefix (of at
+// most 8 bytes) has its window read in place, as tailWindow reads it,
+// and a window equal to no bound tells the order. Other keys it marks
+// findLater; it reports whether there were none. It makes no call, so
+// the compiler keeps the loop's state in registers, and the branch-free
+// search takes as many steps for every key, so the searches of
+// successive keys overlap in the processor.
+func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
+	w := x.largest
+	s := x.smallest[:len(w)]
+	at = at[:len(ukeys)]
+	cp, pre := len(x.prefix), x.pre
+	if cp > 8 {
+		for j := range at {
+			at[j] = findLater
+		}
+		return false
+	}
+	// The bits of the prefix in a key's first 8 bytes (none when cp is 0:
+	// a shift of 64 leaves 0, and every key of 8 bytes or more passes).
+	mask := ^uint64(0) << (64 - 8*uint(cp))
+	all := true
+	for j, k := range ukeys {
+		if len(k) < 8 || (binary.BigEndian.Uint64(k)^pre)&mask != 0 {
+			at[j], all = findLater, false
+			continue
+		}
+		// The 8 bytes after the prefix; when fewer follow it, the last
+		// 8 of the key shifted left, which zero-pads them.
+		off := min(cp, len(k)-8)
+		p := binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
+		// firstGE's branch-free lower bound, its last step included.
+		i := 0
+		for n := len(w); n > 1; {
+			half := n >> 1
+			i += half & -b2i(w[i+half-1] < p)
+			n -= half
+		}
+		i += b2i(w[i] < p)
+		switch {
+		case i == len(w):
+			at[j] = -1
+		case w[i] == p || s[i] == p:
+			at[j], all = findLater, false
+		case s[i] > p:
+			at[j] = -1
+		default:
+			at[j] = i
+		}
+	}
+	return all
 }
