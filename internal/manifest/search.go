@@ -293,10 +293,10 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 	// The bits of the prefix in a key's first 8 bytes (none when cp is 0:
 	// a shift of 64 leaves 0, and every key of 8 bytes or more passes).
 	mask := ^uint64(0) << (64 - 8*uint(cp))
-	all := true
+	open := 0 // 1 once a key is left to findBatch
 	for j, k := range ukeys {
 		if len(k) < 8 || (binary.BigEndian.Uint64(k)^pre)&mask != 0 {
-			at[j], all = findLater, false
+			at[j], open = findLater, 1
 			continue
 		}
 		// The 8 bytes after the prefix; when fewer follow it, the last
@@ -311,16 +311,19 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 			n -= half
 		}
 		i += b2i(w[i] < p)
-		switch {
-		case i == len(w):
-			at[j] = -1
-		case w[i] == p || s[i] == p:
-			at[j], all = findLater, false
-		case s[i] > p:
-			at[j] = -1
-		default:
-			at[j] = i
+		// Table i holds the key when it is a table (i < len(w)) whose
+		// smallest window is below p; a window equal to p (rare, and the
+		// branch predicted) leaves it open. Otherwise without a branch:
+		// on a level that covers part of the key space, whether a key
+		// falls in a table is as unpredictable as a search step. (Past
+		// the last table, c is the last, whose windows are below p.)
+		c := min(i, len(w)-1)
+		if w[c] == p || s[c] == p {
+			at[j], open = findLater, 1
+			continue
 		}
+		in := b2i(i < len(w)) & b2i(s[c] < p)
+		at[j] = (i+1)&-in - 1 // i, or -1
 	}
-	return all
+	return open == 0
 }
