@@ -175,7 +175,13 @@ type thread struct {
 	hist     *histogram
 	elapsed  time.Duration
 	progress atomic.Int64
-	_        [64]byte // keep threads' hot counters apart
+	// --multiget_vs_get: the keys of the loop-of-Get batches; the time of
+	// those batches, drawing their keys included (not in elapsed); the
+	// time of the Get and MultiGet calls alone.
+	loopKeys              int64
+	excluded              time.Duration
+	loopCalls, multiCalls time.Duration
+	_                     [64]byte // keep threads' hot counters apart
 }
 
 // newThread makes thread id of step s. Its random source is seeded from
@@ -316,7 +322,11 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 	// db_bench's multireadrandom reuses its values and statuses
 	// (--multiget_alloc: DB.MultiGet's new slices a batch instead).
 	valueBuf, errBuf := make([][]byte, size), make([]error, size)
-	for done := 0; done < b.cfg.reads; done += len(keys) {
+	for done, batch := 0, 0; done < b.cfg.reads; done, batch = done+len(keys), batch+1 {
+		var t0 time.Time
+		if b.cfg.multiGetVsGet {
+			t0 = time.Now()
+		}
 		keys = keys[:0]
 		for j := 0; j < size && done+j < b.cfg.reads; j++ {
 			k := t.rng.IntN(b.cfg.num)
@@ -324,6 +334,23 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 				keys = append(keys, b.keys.key(arena[j*keyLen:], k)[:keyLen-1])
 			} else {
 				keys = append(keys, b.keys.key(arena[j*keyLen:], k))
+			}
+		}
+		var t1 time.Time
+		if b.cfg.multiGetVsGet {
+			// Batches 2p and 2p+1 are a pair; the loop of Get takes the
+			// first of an even pair and the second of an odd one.
+			t1 = time.Now()
+			if pair := batch / 2; (pair+batch%2)%2 == 0 {
+				for _, k := range keys {
+					if _, err := b.d.Get(k, nil); err != nil && !errors.Is(err, db.ErrNotFound) {
+						return err
+					}
+				}
+				t.loopCalls += time.Since(t1)
+				t.excluded += time.Since(t0)
+				t.loopKeys += int64(len(keys))
+				continue
 			}
 		}
 		st := t.start()
@@ -341,6 +368,9 @@ func (b *bench) multiGet(t *thread, mode readMode) error {
 			case !errors.Is(err, db.ErrNotFound):
 				return err
 			}
+		}
+		if b.cfg.multiGetVsGet {
+			t.multiCalls += time.Since(t1)
 		}
 		t.finish(int64(len(keys)), st)
 	}
@@ -510,7 +540,7 @@ func (b *bench) runOne(s step) (*result, error) {
 			defer wg.Done()
 			st := time.Now()
 			errs[i] = bm.run(b, t)
-			t.elapsed = time.Since(st)
+			t.elapsed = time.Since(st) - t.excluded
 		}()
 	}
 	wg.Wait()

@@ -47,6 +47,7 @@ type config struct {
 	batchSize        int
 	multiGetPar      int
 	multiGetAlloc    bool
+	multiGetVsGet    bool
 	// The key layout, prefix and range filters and scans (issue 17).
 	prefixSize           int
 	keysPerPrefix        int
@@ -103,6 +104,7 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.waitCompactions, "wait_for_compactions", c.waitCompactions, "before each read benchmark, wait until the store's flushes and compactions are done, as db_bench does (false: read while they run; compactions' block reads are then reported apart from the benchmark's)")
 	fs.IntVar(&c.batchSize, "batch_size", c.batchSize, "keys per DB.MultiGet call of the multiget and multimissing benchmarks")
 	fs.BoolVar(&c.multiGetAlloc, "multiget_alloc", false, "multiget and multimissing call DB.MultiGet, which allocates its results, instead of DB.MultiGetInto with results reused from call to call")
+	fs.BoolVar(&c.multiGetVsGet, "multiget_vs_get", false, "multiget and multimissing give every other batch of --batch_size keys to a loop of DB.Get instead (the order swapped every pair), and print the time a key of each and their ratio: a comparison in one run, which the machine's drift moves alike; their micros/op and found count the MultiGet batches only, their read-path line both")
 	fs.IntVar(&c.multiGetPar, "multiget_parallelism", 0, "Options.MultiGetParallelism: the most goroutines a MultiGet reads data blocks with (0: the default, GOMAXPROCS up to 8; 1: the calling goroutine only)")
 	fs.IntVar(&c.threads, "threads", c.threads, "goroutines for the read benchmarks (readwhilewriting adds one writer)")
 	fs.BoolVar(&c.histogram, "histogram", false, "print db_bench's latency histogram per benchmark: count, average, stddev, min, median, max, percentiles P50 to P99.99, and the table of buckets (microseconds)")

@@ -56,7 +56,10 @@
 // readrandom, readmissing (a real key with its last byte dropped: absent,
 // but sorting among real keys, so only a filter can rule it out), readhot
 // (the first 1% of the key range), multiget and multimissing (the same
-// through DB.MultiGet), seekrandom (a new iterator per seek),
+// through DB.MultiGet, --batch_size keys a call; with --multiget_vs_get
+// every other batch goes to a loop of DB.Get, and a line after the result
+// gives both times a key and their ratio, measured in alternation),
+// seekrandom (a new iterator per seek),
 // readwhilewriting (--threads readers and one writer), compact (the whole
 // key range), waitforcompaction, flush, stats (the store's metrics).
 //

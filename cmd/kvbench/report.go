@@ -53,9 +53,29 @@ type result struct {
 	WritePath            *writePath      `json:"write_path,omitempty"`
 	Latency              *latencySummary `json:"latency,omitempty"`
 	Levels               []levelFiles    `json:"levels,omitempty"`
+	// VsGet is --multiget_vs_get's comparison.
+	VsGet *vsGet `json:"vs_get,omitempty"`
 
 	before, after *db.Metrics
 	hist          *histogram // the merged latencies, with --histogram or --report
+}
+
+// vsGet compares a MultiGet benchmark's batches with the loop-of-Get
+// batches it alternated with (--multiget_vs_get): the time of the calls,
+// without the harness's drawing of the keys.
+type vsGet struct {
+	MultiGetKeys         int64   `json:"multiget_keys"`
+	LoopKeys             int64   `json:"loop_keys"`
+	MultiGetMicrosPerKey float64 `json:"multiget_micros_per_key"`
+	LoopMicrosPerKey     float64 `json:"loop_micros_per_key"`
+	// Ratio is LoopMicrosPerKey / MultiGetMicrosPerKey: how many times
+	// faster MultiGet was.
+	Ratio float64 `json:"ratio"`
+}
+
+func (v *vsGet) String() string {
+	return fmt.Sprintf("in alternation with a loop of Get: MultiGet %.3f micros/key, loop of Get %.3f; loop/MultiGet %.2fx (%d and %d keys)",
+		v.MultiGetMicrosPerKey, v.LoopMicrosPerKey, v.Ratio, v.MultiGetKeys, v.LoopKeys)
 }
 
 // readPath is what the read path did during one benchmark (deltas of
@@ -170,7 +190,12 @@ type levelFiles struct {
 // threads' stats.
 func (r *result) merge(threads []*thread) {
 	var hist *histogram
+	var vs vsGet
+	var loopTime, multiTime time.Duration
 	for _, t := range threads {
+		vs.LoopKeys += t.loopKeys
+		loopTime += t.loopCalls
+		multiTime += t.multiCalls
 		r.Ops += t.ops
 		r.Bytes += t.bytes
 		r.Found += t.found
@@ -197,9 +222,22 @@ func (r *result) merge(threads []*thread) {
 			r.Levels = append(r.Levels, levelFiles{l, lm.Files, lm.Bytes})
 		}
 	}
+	lookups := r.Ops // the keys the read path saw: the loop's too
+	if vs.LoopKeys > 0 {
+		vs.MultiGetKeys = r.Ops
+		lookups += vs.LoopKeys
+		vs.LoopMicrosPerKey = float64(loopTime.Nanoseconds()) / 1e3 / float64(vs.LoopKeys)
+		if r.Ops > 0 {
+			vs.MultiGetMicrosPerKey = float64(multiTime.Nanoseconds()) / 1e3 / float64(r.Ops)
+		}
+		if vs.MultiGetMicrosPerKey > 0 {
+			vs.Ratio = vs.LoopMicrosPerKey / vs.MultiGetMicrosPerKey
+		}
+		r.VsGet = &vs
+	}
 	switch r.Kind {
 	case kindRead:
-		r.ReadPath = newReadPath(r.before, r.after, r.Ops)
+		r.ReadPath = newReadPath(r.before, r.after, lookups)
 		if isScan(r.Name) {
 			r.ReadPath.addScans(r.before, r.after, r.Ops, r.Scanned)
 		}
@@ -329,6 +367,9 @@ func printResult(w io.Writer, r *result, hist bool) {
 	fmt.Fprintln(w, resultLine(r))
 	if r.ReadPath != nil {
 		fmt.Fprintln(w, indent+r.ReadPath.String())
+	}
+	if r.VsGet != nil {
+		fmt.Fprintln(w, indent+r.VsGet.String())
 	}
 	if r.WritePath != nil {
 		fmt.Fprintln(w, indent+r.WritePath.String())
