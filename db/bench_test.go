@@ -429,6 +429,9 @@ func BenchmarkMultiGet(b *testing.B) {
 var (
 	pairedDB  = flag.String("paired_db", "", "BenchmarkMultiGetPaired: read this store kvbench wrote instead of a 200,000-key one")
 	pairedNum = flag.Int("paired_num", 10000000, "BenchmarkMultiGetPaired with -paired_db: the store's kvbench --num")
+	// pairedOnly runs one side, for counting its instructions alone
+	// (cachegrind) on the paired benchmark's keys and store.
+	pairedOnly = flag.String("paired_only", "", "BenchmarkMultiGetPaired: run only the loop of Get (loop) or only MultiGetInto (into) on every batch")
 )
 
 // BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
@@ -490,7 +493,7 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 					start := (2*pair + half) * size & (len(keys) - 1)
 					batch := keys[start : start+size]
 					t0 := time.Now()
-					if (pair+half)%2 == 0 {
+					if loopTurn := (pair+half)%2 == 0; *pairedOnly == "loop" || loopTurn && *pairedOnly != "into" {
 						for _, k := range batch {
 							if _, err := d.Get(k, nil); mustFind && err != nil {
 								b.Fatal(err)

@@ -628,10 +628,10 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 					t := sc.nTables // below 64: one table at most a key
 					sc.tables[t], sc.tableFilter[t] = mg.opened(f, r)
 					sc.nTables++
-					*m = memoSlot{f: f, t: uint8(t)}
+					*m = memoSlot{f: f, t: uint8(t), hashed: sc.tables[t].hashed}
 					sc.memoUsed |= 1 << (uint(a) % uint(len(sc.memo)))
 					kh = sc.keyHash[0] // opened may have hashed the keys
-					if sc.tables[t].hashed {
+					if m.hashed {
 						continue // gather takes key j
 					}
 				}
@@ -706,10 +706,12 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 	mg.flushCounters()
 }
 
-// memoSlot is a table of a level (f) and its index in mgScratch.tables.
+// memoSlot is a table of a level (f), its index in mgScratch.tables and
+// whether it is hashed (as the openedTable there is).
 type memoSlot struct {
-	f *manifest.FileMetadata
-	t uint8
+	f      *manifest.FileMetadata
+	t      uint8
+	hashed bool
 }
 
 // openedTable is a table of a level and its open Reader; hashed when
@@ -761,7 +763,7 @@ func (sc *mgScratch) gather(chunk, at []int, files []*manifest.FileMetadata, kh 
 			continue
 		}
 		m := &sc.memo[uint(a)%uint(len(sc.memo))]
-		if m.f != files[a] || !sc.tables[m.t%64].hashed {
+		if m.f != files[a] || !m.hashed {
 			return j, nh
 		}
 		i := chunk[j]
@@ -776,7 +778,7 @@ func (sc *mgScratch) gather(chunk, at []int, files []*manifest.FileMetadata, kh 
 // through, as record does for the queue.
 func (mg *multiGet) probeHashed(n int) {
 	sc := mg.sc
-	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
+	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:sc.nTables], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
 	lv := &mg.lv[mg.level]
 	lv.checks += int64(n)
 	bit := uint8(1) << mg.level

@@ -146,38 +146,45 @@ func (p *bloomPolicy) mayContainHashBatchOf(filters [][]byte, which []uint8, has
 
 // mayContainHashed probes up to 64 keys of hashes hs in the rounds
 // MayContainBatch describes, key i in filter fs[which[i]]. which and ms
-// are as long as hs.
+// are as long as hs, and fs holds at most 64 filters.
 func (p *bloomPolicy) mayContainHashed(fs [][]byte, which []uint8, hs []uint64, ms []bool) {
 	var passed [64]uint8
 	which, ms = which[:len(hs)], ms[:len(hs)]
-	// Round one: the first probe. A filter this loop does not read
-	// (legacy, fewer than three probes, unknown) is left to the last
-	// round.
+	// The bit array of each filter the first two rounds read, its trailer
+	// checked once (keys of one table share it): a filter they do not read
+	// (legacy, fewer than three probes, unknown) has none, and its keys are
+	// left to the last round.
+	var arrays [64][]byte
+	arr := arrays[:len(fs)]
+	for t, f := range fs {
+		if n := len(f) - 1; !p.legacy && n >= 1 && f[n] >= 3 && f[n] <= MaxProbes {
+			arr[t] = f[:n]
+		}
+	}
+	// Round one: the first probe.
 	np := 0
 	for i, h := range hs {
-		f := fs[which[i]]
-		n := len(f) - 1
-		if p.legacy || n < 1 || f[n] < 3 || f[n] > MaxProbes {
+		a := arr[which[i]]
+		if len(a) == 0 {
 			ms[i] = true
 			continue
 		}
-		p0, _ := bits.Mul64(h, uint64(n)*8)
-		bit := f[p0>>3] >> (p0 & 7) & 1
+		p0, _ := bits.Mul64(h, uint64(len(a))*8)
+		bit := a[p0>>3] >> (p0 & 7) & 1
 		ms[i] = bit != 0
 		passed[np] = uint8(i)
 		np += int(bit)
 	}
 	// Round two: the second and third probes of the keys that passed.
 	for _, i := range passed[:np] {
-		f, h := fs[which[i]], hs[i]
-		n := len(f) - 1
-		nbits := uint64(n) * 8
+		a, h := arr[which[i]], hs[i]
+		nbits := uint64(len(a)) * 8
 		inc := probeInc(h)
 		x1 := h*probeMul + inc
 		x2 := x1*probeMul + inc
 		p1, _ := bits.Mul64(x1, nbits)
 		p2, _ := bits.Mul64(x2, nbits)
-		ms[i] = f[p1>>3]>>(p1&7)&(f[p2>>3]>>(p2&7))&1 != 0
+		ms[i] = a[p1>>3]>>(p1&7)&(a[p2>>3]>>(p2&7))&1 != 0
 	}
 	// The rest, key by key (their first lines are in cache now).
 	for i, h := range hs {

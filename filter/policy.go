@@ -176,8 +176,8 @@ func KeyHashes(p HashBatchPolicy, keys [][]byte, hashes []uint64) {
 // filters, as a MultiGet's keys share a level's few tables: it sets
 // maybe[i] to whether filters[which[i]] may contain the key whose
 // KeyHash is hashes[i], for every i < len(hashes). For the package's
-// Bloom policies it probes in one batch without gathering a filter a
-// key. It panics if which or maybe is shorter than hashes, or if an
+// Bloom policies, with up to 64 filters, it probes in one batch without
+// gathering a filter a key. It panics if which or maybe is shorter than hashes, or if an
 // index of which is outside filters.
 func MayContainHashBatchOf(p HashBatchPolicy, filters [][]byte, which []uint8, hashes []uint64, maybe []bool) {
 	which, maybe = which[:len(hashes)], maybe[:len(hashes)]
@@ -185,7 +185,7 @@ func MayContainHashBatchOf(p HashBatchPolicy, filters [][]byte, which []uint8, h
 		m := min(len(hashes), 64)
 		if b, ok := p.(interface {
 			mayContainHashBatchOf(filters [][]byte, which []uint8, hashes []uint64, maybe []bool)
-		}); ok {
+		}); ok && len(filters) <= 64 {
 			b.mayContainHashBatchOf(filters, which[:m], hashes[:m], maybe[:m])
 		} else {
 			var fs [64][]byte
