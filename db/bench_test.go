@@ -47,9 +47,11 @@ func benchDBFormat(b *testing.B, n int, f Format) *DB {
 	dir, ok := benchStores.Load(key)
 	if !ok {
 		if benchRoot == "" {
-			r, err := os.MkdirTemp("", "bloomkv-bench-")
-			if *benchKeep != "" {
-				r, err = *benchKeep, os.MkdirAll(*benchKeep, 0o755)
+			r, err := *benchKeep, error(nil)
+			if r != "" {
+				err = os.MkdirAll(r, 0o755)
+			} else {
+				r, err = os.MkdirTemp("", "bloomkv-bench-")
 			}
 			if err != nil {
 				b.Fatal(err)

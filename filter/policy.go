@@ -1,6 +1,9 @@
 package filter
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Policy builds and queries the filter stored in each SSTable.
 //
@@ -188,15 +191,24 @@ func MayContainHashBatchOf(p HashBatchPolicy, filters [][]byte, which []uint8, h
 		}); ok && len(filters) <= 64 {
 			b.mayContainHashBatchOf(filters, which[:m], hashes[:m], maybe[:m])
 		} else {
-			var fs [64][]byte
+			// The filters gathered a key each, in a pooled array: one on
+			// the stack would escape through the interface call, an
+			// allocation a batch.
+			fs := gatheredFilters.Get().(*[64][]byte)
 			for i, w := range which[:m] {
 				fs[i] = filters[w]
 			}
 			p.MayContainHashBatch(fs[:m], hashes[:m], maybe[:m])
+			clear(fs[:m]) // the pool keeps no filter alive
+			gatheredFilters.Put(fs)
 		}
 		which, hashes, maybe = which[m:], hashes[m:], maybe[m:]
 	}
 }
+
+// gatheredFilters holds MayContainHashBatchOf's arrays of filters for
+// the policies outside the package.
+var gatheredFilters = sync.Pool{New: func() any { return new([64][]byte) }}
 
 // MayContainBatch sets maybe[i] to p.MayContain(filters[i], keys[i]) for
 // every i < len(keys), through p's MayContainBatch when p is a

@@ -246,13 +246,15 @@ func (v *Version) FindFileBatch(level int, ukeys [][]byte, at []int) {
 
 // findBatch is FindFileBatch for an indexed level.
 func (x *levelIndex) findBatch(files []*FileMetadata, ukeys [][]byte, at []int) {
-	if x.findWindows(ukeys, at) {
+	// A prefix of more than 8 bytes is checked by locate, key by key.
+	every := len(x.prefix) > 8
+	if !every && x.findWindows(ukeys, at) {
 		return
 	}
 	// The keys findWindows left: a search through locate and firstGE.
 	w, s := x.largest, x.smallest
 	for j, k := range ukeys {
-		if at[j] != findLater {
+		if !every && at[j] != findLater {
 			continue
 		}
 		at[j] = -1
@@ -272,8 +274,8 @@ func (x *levelIndex) findBatch(files []*FileMetadata, ukeys [][]byte, at []int) 
 const findLater = -2
 
 // findWindows is findBatch for every key the level's windows place on
-// their own: a key of 8 bytes or more that starts with the prefix (of at
-// most 8 bytes) has its window read in place, as tailWindow reads it,
+// their own, on a level whose prefix has at most 8 bytes: a key of 8
+// bytes or more that starts with the prefix has its window read in place, as tailWindow reads it,
 // and a window equal to no bound tells the order. Other keys it marks
 // findLater; it reports whether there were none. It makes no call, so
 // the compiler keeps the loop's state in registers, and the branch-free
@@ -284,7 +286,7 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 	s := x.smallest[:len(w)]
 	at = at[:len(ukeys)]
 	cp, pre := len(x.prefix), x.pre
-	if cp > 8 {
+	if cp > 8 { // findBatch does not ask
 		for j := range at {
 			at[j] = findLater
 		}
