@@ -389,6 +389,34 @@ func TestReview10bMultiGetReopenOtherPolicy(t *testing.T) {
 // store to store and policy to policy: every answer must be the one a
 // Get gave before.
 func TestReview10bMultiGetPooledScratch(t *testing.T) {
+	iters := 150
+	if raceEnabled || testing.Short() {
+		iters = 40
+	}
+	r10bPoolAcross(t, [][]filter.Policy{
+		{r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA},
+		{filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10)},
+	}, func(s int) int { return 1 + 7*s }, iters, 0,
+		func(rng *rand.Rand, it, g, nstores int) int { return rng.Intn(nstores) },
+		func(rng *rand.Rand) int {
+			n := r10bSizes[rng.Intn(len(r10bSizes))]
+			if n == 1000 && rng.Intn(4) != 0 {
+				n = 200
+			}
+			return n
+		})
+}
+
+// r10bPoolAcross builds a store of 1,200 keys for each policy mix (one
+// policy a level; MultiGetParallelism par(s) for the s-th), records
+// Get's answers, then has four goroutines make iters MultiGet and
+// MultiGetInto batches each across the stores (batch it of goroutine g
+// on store pick(...), of size(rng) keys, present, absent and near
+// misses; goroutine g's random source seeded seed+g), and checks every
+// answer against Get's.
+func r10bPoolAcross(t *testing.T, mixes [][]filter.Policy, par func(s int) int, iters int, seed int64,
+	pick func(rng *rand.Rand, it, g, nstores int) int, size func(rng *rand.Rand) int) {
+	t.Helper()
 	const nkeys = 1200
 	keyf := r10bKeyFormats[0].key
 	type store struct {
@@ -396,13 +424,10 @@ func TestReview10bMultiGetPooledScratch(t *testing.T) {
 		want map[string]string // key -> value, "" for not found
 	}
 	var stores []store
-	for s, pol := range [][]filter.Policy{
-		{r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA},
-		{filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(10)},
-	} {
+	for s, pol := range mixes {
 		fs := vfs.NewMem()
 		r10bBuild(t, fs, Options{LevelFilterPolicies: pol}, keyf, nkeys)
-		d := mustOpen(t, "/db", &Options{FS: fs, DisableAutomaticCompactions: true, LevelFilterPolicies: pol, MultiGetParallelism: 1 + 7*s})
+		d := mustOpen(t, "/db", &Options{FS: fs, DisableAutomaticCompactions: true, LevelFilterPolicies: pol, MultiGetParallelism: par(s)})
 		defer d.Close()
 		d.loading.Wait()
 		review9bDeep(t, d)
@@ -422,23 +447,16 @@ func TestReview10bMultiGetPooledScratch(t *testing.T) {
 		}
 		stores = append(stores, store{d, want})
 	}
-	iters := 150
-	if raceEnabled || testing.Short() {
-		iters = 40
-	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 4)
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			rng := rand.New(rand.NewSource(int64(g)))
+			rng := rand.New(rand.NewSource(seed + int64(g)))
 			for it := 0; it < iters; it++ {
-				st := stores[rng.Intn(len(stores))]
-				n := r10bSizes[rng.Intn(len(r10bSizes))]
-				if n == 1000 && rng.Intn(4) != 0 {
-					n = 200
-				}
+				st := stores[pick(rng, it, g, len(stores))]
+				n := size(rng)
 				keys := make([][]byte, n)
 				for j := range keys {
 					keys[j] = keyf(rng.Intn(nkeys + 20))

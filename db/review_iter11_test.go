@@ -297,24 +297,9 @@ func TestReview11MultiGetWideOpenFaults(t *testing.T) {
 				rng := rand.New(rand.NewSource(int64(len(tc.broken)*10 + par)))
 				// Keys of slot 5 (and 6): tables 5, 69, 133, 197 of the
 				// level, alternating.
-				var slot [][]byte
-				for round := 0; round < 3; round++ {
-					for _, a := range []int{69, 5, 69, 133, 5, 197, 69, 6, 70, 6, 134} {
-						if a < len(lf) {
-							ks := r11TableKeys(lf[a])
-							slot = append(slot, ks[rng.Intn(len(ks))])
-						}
-					}
-				}
+				slot := r11SlotKeys(rng, lf, []int{69, 5, 69, 133, 5, 197, 69, 6, 70, 6, 134}, 3)
 				failed := 0
-				check := func(keys [][]byte, what string) {
-					review9bCompare(t, d, keys, nil, what)
-					for _, k := range keys {
-						if _, err := d.Get(k, nil); err != nil && !errors.Is(err, ErrNotFound) {
-							failed++
-						}
-					}
-				}
+				check := r11CheckCounting(t, d, &failed)
 				check(slot, "slot keys")
 				check(slot[:min(64, len(slot))], "slot keys, 64")
 				if len(slot) > 65 {
@@ -329,6 +314,58 @@ func TestReview11MultiGetWideOpenFaults(t *testing.T) {
 					t.Fatalf("no key reached a broken table")
 				}
 			})
+		}
+	}
+}
+
+// r11KeepFlushing flushes d over and over until stop closes, sending a
+// failed flush to errc; the returned WaitGroup is done when it stops.
+func r11KeepFlushing(d *DB, stop <-chan struct{}, errc chan<- error) *sync.WaitGroup {
+	var fwg sync.WaitGroup
+	fwg.Add(1)
+	go func() {
+		defer fwg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := d.Flush(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	return &fwg
+}
+
+// r11SlotKeys draws a key of each of the level's tables at the indexes of
+// tables (those it has), rounds times: keys whose tables share slots of
+// MultiGet's memo when the indexes differ by 64.
+func r11SlotKeys(rng *rand.Rand, lf []*manifest.FileMetadata, tables []int, rounds int) [][]byte {
+	var slot [][]byte
+	for round := 0; round < rounds; round++ {
+		for _, a := range tables {
+			if a < len(lf) {
+				ks := r11TableKeys(lf[a])
+				slot = append(slot, ks[rng.Intn(len(ks))])
+			}
+		}
+	}
+	return slot
+}
+
+// r11CheckCounting returns a check that compares a MultiGet of keys with
+// Get (review9bCompare) and adds to *failed the keys Get failed on.
+func r11CheckCounting(t *testing.T, d *DB, failed *int) func(keys [][]byte, what string) {
+	return func(keys [][]byte, what string) {
+		t.Helper()
+		review9bCompare(t, d, keys, nil, what)
+		for _, k := range keys {
+			if _, err := d.Get(k, nil); err != nil && !errors.Is(err, ErrNotFound) {
+				*failed++
+			}
 		}
 	}
 }
@@ -386,23 +423,7 @@ func TestReview11MultiGetRacingWrites(t *testing.T) {
 			}
 		}(w)
 	}
-	// A goroutine that keeps flushing.
-	var fwg sync.WaitGroup
-	fwg.Add(1)
-	go func() {
-		defer fwg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := d.Flush(); err != nil {
-				errc <- err
-				return
-			}
-		}
-	}()
+	fwg := r11KeepFlushing(d, stop, errc)
 	version := func(v []byte, err error) (int64, error) {
 		if errors.Is(err, ErrNotFound) {
 			return -1, nil // a deletion

@@ -334,24 +334,9 @@ func TestReview12MultiGetOpenFaultsMixed(t *testing.T) {
 			defer d.Close()
 			r11BatchPath(t, d)
 			rng := rand.New(rand.NewSource(int64(par)))
-			var slot [][]byte
-			for round := 0; round < 6; round++ {
-				for _, a := range []int{6, 70, 134, 198, 6, 7, 70, 71, 134, 6, 5, 69} {
-					if a < len(lf) {
-						ks := r11TableKeys(lf[a])
-						slot = append(slot, ks[rng.Intn(len(ks))])
-					}
-				}
-			}
+			slot := r11SlotKeys(rng, lf, []int{6, 70, 134, 198, 6, 7, 70, 71, 134, 6, 5, 69}, 6)
 			failed := 0
-			check := func(keys [][]byte, what string) {
-				review9bCompare(t, d, keys, nil, what)
-				for _, k := range keys {
-					if _, err := d.Get(k, nil); err != nil && !errors.Is(err, ErrNotFound) {
-						failed++
-					}
-				}
-			}
+			check := r11CheckCounting(t, d, &failed)
 			check(slot, "slot keys")
 			check(slot[:64], "slot keys, 64")
 			check(slot[:65], "slot keys, 65")
@@ -403,91 +388,18 @@ func r12Corrupt(t *testing.T, fs vfs.FS, name string) {
 // gathered arrays) passes from store to store: an answer must be the one
 // Get gave before.
 func TestReview12MultiGetPoolAcrossStores(t *testing.T) {
-	const nkeys = 1200
-	keyf := r10bKeyFormats[0].key
-	type store struct {
-		d    *DB
-		want map[string]string
-	}
-	var stores []store
-	for s, pol := range [][]filter.Policy{
-		{r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA},
-		{r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom},
-		{filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(1), r10bExactB, filter.NewBloomPolicy(10), r10bExactA, filter.NewBloomPolicy(10)},
-		{r10bExactB, filter.NewBloomPolicy(3), r10bExactA, filter.NewBloomPolicy(3), r10bExactB, filter.NewBloomPolicy(3), r10bExactA},
-	} {
-		fs := vfs.NewMem()
-		r10bBuild(t, fs, Options{LevelFilterPolicies: pol}, keyf, nkeys)
-		d := mustOpen(t, "/db", &Options{FS: fs, DisableAutomaticCompactions: true, LevelFilterPolicies: pol, MultiGetParallelism: 1 + 3*(s%2)})
-		defer d.Close()
-		d.loading.Wait()
-		review9bDeep(t, d)
-		want := map[string]string{}
-		for i := 0; i < nkeys+20; i++ {
-			for _, k := range [][]byte{keyf(i), append(keyf(i), 'x')} {
-				v, err := d.Get(k, nil)
-				switch {
-				case err == nil:
-					want[string(k)] = string(v)
-				case r10bNotFound(err):
-					want[string(k)] = ""
-				default:
-					t.Fatalf("Get(%q): %v", k, err)
-				}
-			}
-		}
-		stores = append(stores, store{d, want})
-	}
 	iters := 200
 	if raceEnabled || testing.Short() {
 		iters = 50
 	}
-	var wg sync.WaitGroup
-	errc := make(chan error, 4)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(int64(100 + g)))
-			for it := 0; it < iters; it++ {
-				st := stores[(it+g)%len(stores)]
-				n := []int{2, 3, 64, 65, 129, 300}[rng.Intn(6)]
-				keys := make([][]byte, n)
-				for j := range keys {
-					keys[j] = keyf(rng.Intn(nkeys + 20))
-					if rng.Intn(4) == 0 {
-						keys[j] = append(keys[j], 'x')
-					}
-				}
-				var vals [][]byte
-				var errs []error
-				if it%2 == 0 {
-					vals, errs = st.d.MultiGet(keys, nil)
-				} else {
-					vals, errs = make([][]byte, n), make([]error, n)
-					if err := st.d.MultiGetInto(keys, vals, errs, nil); err != nil {
-						errc <- err
-						return
-					}
-				}
-				for j, k := range keys {
-					w := st.want[string(k)]
-					switch {
-					case errs[j] == nil && string(vals[j]) == w && w != "":
-					case r10bNotFound(errs[j]) && w == "" && vals[j] == nil:
-					default:
-						errc <- fmt.Errorf("goroutine %d, batch %d of %d keys: [%d] %q = %q, %v; want %q", g, it, n, j, k, vals[j], errs[j], w)
-						return
-					}
-				}
-			}
-		}(g)
-	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
+	r10bPoolAcross(t, [][]filter.Policy{
+		{r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA, r10bExactA},
+		{r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom, r12WrappedBloom},
+		{filter.NewBloomPolicy(10), r10bExactB, filter.NewBloomPolicy(1), r10bExactB, filter.NewBloomPolicy(10), r10bExactA, filter.NewBloomPolicy(10)},
+		{r10bExactB, filter.NewBloomPolicy(3), r10bExactA, filter.NewBloomPolicy(3), r10bExactB, filter.NewBloomPolicy(3), r10bExactA},
+	}, func(s int) int { return 1 + 3*(s%2) }, iters, 100,
+		func(rng *rand.Rand, it, g, nstores int) int { return (it + g) % nstores },
+		func(rng *rand.Rand) int { return []int{2, 3, 64, 65, 129, 300}[rng.Intn(6)] })
 }
 
 // TestReview12MultiGetIntoAllocsCustomHashPolicy: MultiGetInto promises no
@@ -585,22 +497,7 @@ func TestReview12MultiGetRacingMixed(t *testing.T) {
 			}
 		}(w)
 	}
-	var fwg sync.WaitGroup
-	fwg.Add(1)
-	go func() {
-		defer fwg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := d.Flush(); err != nil {
-				errc <- err
-				return
-			}
-		}
-	}()
+	fwg := r11KeepFlushing(d, stop, errc)
 	var rwg sync.WaitGroup
 	for g := 0; g < 3; g++ {
 		rwg.Add(1)
