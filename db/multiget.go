@@ -750,11 +750,12 @@ func (mg *multiGet) opened(f *manifest.FileMetadata, r *sstable.Reader) (openedT
 // gather adds to the h arrays, from position nh on, every key of chunk
 // from position j on whose table (files[at[j]], none for -1) is in the
 // memo with a filter of the batch's hash policy; kh holds the keys'
-// hashes under it. A key names its table by its index in tables. It stops at the first key whose table is not in the
-// memo, or has another filter, and returns that key's position (or
-// len(chunk)) and the new nh. It calls nothing, so its loop's state
-// stays in registers (in deeper's loop, the calls of the rare cases
-// would spill it on every key).
+// hashes under it, and a key names its table by its index in tables.
+// It stops at the first key whose table is not in the memo, or has
+// another filter, and returns that key's position (or len(chunk)) and
+// the new nh. It calls nothing, so its loop's state stays in registers
+// (in deeper's loop, the calls of the rare cases would spill it on
+// every key).
 func (sc *mgScratch) gather(chunk, at []int, files []*manifest.FileMetadata, kh []uint64, j, nh int) (int, int) {
 	at = at[:len(chunk)]
 	for ; j < len(chunk); j++ {

@@ -275,12 +275,12 @@ const findLater = -2
 
 // findWindows is findBatch for every key the level's windows place on
 // their own, on a level whose prefix has at most 8 bytes: a key of 8
-// bytes or more that starts with the prefix has its window read in place, as tailWindow reads it,
-// and a window equal to no bound tells the order. Other keys it marks
-// findLater; it reports whether there were none. It makes no call, so
-// the compiler keeps the loop's state in registers, and the branch-free
-// search takes as many steps for every key, so the searches of
-// successive keys overlap in the processor.
+// bytes or more that starts with the prefix has its window read in
+// place, as tailWindow reads it, and a window equal to no bound tells
+// the order. Other keys it marks findLater; it reports whether there
+// were none. It makes no call, so the compiler keeps the loop's state in
+// registers, and the branch-free search takes as many steps for every
+// key, so the searches of successive keys overlap in the processor.
 func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 	w := x.largest
 	s := x.smallest[:len(w)]
