@@ -139,7 +139,8 @@ var eachOwn = func() (w [64]uint8) {
 	return w
 }()
 
-// mayContainHashBatchOf is MayContainHashBatchOf for up to 64 keys.
+// mayContainHashBatchOf is MayContainHashBatchOf for up to 64 keys and
+// up to 64 filters.
 func (p *bloomPolicy) mayContainHashBatchOf(filters [][]byte, which []uint8, hashes []uint64, maybe []bool) {
 	p.mayContainHashed(filters, which, hashes, maybe)
 }

@@ -180,8 +180,9 @@ func KeyHashes(p HashBatchPolicy, keys [][]byte, hashes []uint64) {
 // maybe[i] to whether filters[which[i]] may contain the key whose
 // KeyHash is hashes[i], for every i < len(hashes). For the package's
 // Bloom policies, with up to 64 filters, it probes in one batch without
-// gathering a filter a key. It panics if which or maybe is shorter than hashes, or if an
-// index of which is outside filters.
+// gathering a filter a key, and reads each filter's trailer once. It
+// panics if which or maybe is shorter than hashes, or if an index of
+// which is outside filters.
 func MayContainHashBatchOf(p HashBatchPolicy, filters [][]byte, which []uint8, hashes []uint64, maybe []bool) {
 	which, maybe = which[:len(hashes)], maybe[:len(hashes)]
 	for len(hashes) > 0 {
