@@ -133,3 +133,33 @@ func ExampleBitsPerKeyForFPR() {
 	// 1.0%: 10 bits/key, k=7, 0.819%
 	// 0.1%: 15 bits/key, k=10, 0.074%
 }
+
+// Many keys asked of a few filters at once, as a batched lookup asks one
+// table a level: each key is hashed once, and names its filter by index.
+func ExampleMayContainHashBatchOf() {
+	p := filter.NewBloomPolicy(10)
+	var tables [][]byte
+	for _, keys := range [][]string{{"apple", "banana"}, {"cherry", "damson"}} {
+		b := p.NewBuilder()
+		for _, k := range keys {
+			b.AddKey([]byte(k))
+		}
+		tables = append(tables, b.Finish(nil))
+	}
+	hp := p.(filter.HashBatchPolicy)
+	keys := [][]byte{[]byte("apple"), []byte("cherry"), []byte("cherry"), []byte("banana"), []byte("fig")}
+	which := []uint8{0, 1, 0, 0, 1} // the filter each key is asked of
+	hashes := make([]uint64, len(keys))
+	filter.KeyHashes(hp, keys, hashes)
+	maybe := make([]bool, len(keys))
+	filter.MayContainHashBatchOf(hp, tables, which, hashes, maybe)
+	for i, k := range keys {
+		fmt.Printf("%s in filter %d: %v\n", k, which[i], maybe[i])
+	}
+	// Output:
+	// apple in filter 0: true
+	// cherry in filter 1: true
+	// cherry in filter 0: false
+	// banana in filter 0: true
+	// fig in filter 1: false
+}
