@@ -452,6 +452,9 @@ var (
 // "absent" ones readmissing's (the key less its last byte).
 func BenchmarkMultiGetPaired(b *testing.B) {
 	const n, size = 200000, 64
+	if o := *pairedOnly; o != "" && o != "loop" && o != "into" {
+		b.Fatalf("-paired_only=%q: want loop or into (or nothing, for both)", o)
+	}
 	for _, present := range []bool{false, true} {
 		name := "absent"
 		if present {

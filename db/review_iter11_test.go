@@ -257,16 +257,7 @@ func TestReview11MultiGetWideOpenFaults(t *testing.T) {
 		files = r11Files(d)
 		d.Close()
 	}
-	level := 0
-	for l := 1; l < NumLevels; l++ {
-		if len(files[l]) > 128 && (level == 0 || len(files[l]) > len(files[level])) {
-			level = l
-		}
-	}
-	if level == 0 {
-		t.Fatalf("no sorted level of more than 128 tables: %v", r11Counts(files))
-	}
-	lf := files[level]
+	_, lf := r11WidestLevel(t, files)
 	for _, tc := range []struct {
 		name   string
 		broken []int // indexes in the level
@@ -316,6 +307,22 @@ func TestReview11MultiGetWideOpenFaults(t *testing.T) {
 			})
 		}
 	}
+}
+
+// r11WidestLevel returns the sorted level of files with the most
+// tables, and its tables; it fails t unless that level has more than 128.
+func r11WidestLevel(t *testing.T, files [NumLevels][]*manifest.FileMetadata) (int, []*manifest.FileMetadata) {
+	t.Helper()
+	level := 0
+	for l := 1; l < NumLevels; l++ {
+		if len(files[l]) > 128 && (level == 0 || len(files[l]) > len(files[level])) {
+			level = l
+		}
+	}
+	if level == 0 {
+		t.Fatalf("no sorted level of more than 128 tables: %v", r11Counts(files))
+	}
+	return level, files[level]
 }
 
 // r11KeepFlushing flushes d over and over until stop closes, sending a

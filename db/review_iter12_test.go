@@ -304,16 +304,7 @@ func TestReview12MultiGetOpenFaultsMixed(t *testing.T) {
 		files = r11Files(d)
 		d.Close()
 	}
-	level := 0
-	for l := 1; l < NumLevels; l++ {
-		if len(files[l]) > 128 && (level == 0 || len(files[l]) > len(files[level])) {
-			level = l
-		}
-	}
-	if level == 0 {
-		t.Fatalf("no sorted level of more than 128 tables: %v", r11Counts(files))
-	}
-	lf := files[level]
+	level, lf := r11WidestLevel(t, files)
 	if len(lf) < 135 {
 		t.Fatalf("level %d has %d tables, want 135", level, len(lf))
 	}
@@ -429,21 +420,7 @@ func TestReview12MultiGetIntoAllocsCustomHashPolicy(t *testing.T) {
 			d.loading.Wait()
 			review9bDeep(t, d)
 			for _, n := range []int{2, 64} {
-				keys := make([][]byte, n)
-				for i := range keys {
-					keys[i] = []byte(fmt.Sprintf("key%05dx", i*7%nkeys))
-				}
-				vals, errs := make([][]byte, n), make([]error, n)
-				allocs := testing.AllocsPerRun(50, func() {
-					if err := d.MultiGetInto(keys, vals, errs, nil); err != nil {
-						t.Fatal(err)
-					}
-				})
-				for i := range keys {
-					if !errors.Is(errs[i], ErrNotFound) {
-						t.Fatalf("key %q: %v", keys[i], errs[i])
-					}
-				}
+				allocs := review9bAbsentAllocs(t, d, n, nkeys)
 				if allocs > 0.5 {
 					t.Errorf("%s: batch of %d absent keys: %.1f allocations a call", tc.name, n, allocs)
 				}
