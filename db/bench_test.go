@@ -434,6 +434,11 @@ var (
 	// pairedOnly runs one side, for counting its instructions alone
 	// (cachegrind) on the paired benchmark's keys and store.
 	pairedOnly = flag.String("paired_only", "", "BenchmarkMultiGetPaired: run only the loop of Get (loop) or only MultiGetInto (into) on every batch")
+	// pairedTurn is the batches each side runs before the other's turn:
+	// 1 interleaves a loop of Get between any two MultiGets, long enough
+	// for MultiGet's helpers to go to sleep; more lets them stay awake,
+	// as between MultiGets that follow one another.
+	pairedTurn = flag.Int("paired_turn", 1, "BenchmarkMultiGetPaired: batches of 64 keys each side runs in a turn")
 )
 
 // BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
@@ -441,9 +446,10 @@ var (
 // batch 2k+1 through the other, the order swapped every pair. On a machine
 // whose speed drifts from second to second, two sub-benchmarks run one
 // after the other can differ by 2x for the same code; interleaved, both
-// see the same machine. One op is one key. It reports each one's ns a key
-// (loop-ns/key, into-ns/key) and their ratio (loop/into, above 1 when
-// MultiGet is faster); ns/op is their mean.
+// see the same machine (-paired_turn=N: N batches a turn). One op is one
+// key. It reports each one's ns a key (loop-ns/key, into-ns/key), their
+// ratio (loop/into, above 1 when MultiGet is faster) and the lookups
+// MultiGet's helpers ran per key (helped/key); ns/op is their mean.
 //
 // With -paired_db=DIR it reads a store kvbench wrote instead (opened
 // read-only with a 64 MiB block cache, as kvbench's --cache_size=67108864
@@ -454,6 +460,10 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 	const n, size = 200000, 64
 	if o := *pairedOnly; o != "" && o != "loop" && o != "into" {
 		b.Fatalf("-paired_only=%q: want loop or into (or nothing, for both)", o)
+	}
+	turn := *pairedTurn
+	if turn < 1 {
+		b.Fatalf("-paired_turn=%d: want 1 or more", turn)
 	}
 	for _, present := range []bool{false, true} {
 		name := "absent"
@@ -495,28 +505,31 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 			b.ResetTimer()
 			for i, pair := 0, 0; i < b.N; pair++ {
 				for half := range 2 {
-					start := (2*pair + half) * size & (len(keys) - 1)
-					batch := keys[start : start+size]
-					t0 := time.Now()
-					if loopTurn := (pair+half)%2 == 0; *pairedOnly == "loop" || loopTurn && *pairedOnly != "into" {
-						for _, k := range batch {
-							if _, err := d.Get(k, nil); mustFind && err != nil {
+					loopTurn := (pair+half)%2 == 0
+					for range turn {
+						start := i & (len(keys) - 1)
+						batch := keys[start : start+size]
+						t0 := time.Now()
+						if *pairedOnly == "loop" || loopTurn && *pairedOnly != "into" {
+							for _, k := range batch {
+								if _, err := d.Get(k, nil); mustFind && err != nil {
+									b.Fatal(err)
+								}
+							}
+							loopT += time.Since(t0)
+							loopN += size
+						} else {
+							if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
 								b.Fatal(err)
 							}
+							if mustFind && errs[0] != nil {
+								b.Fatal(errs[0])
+							}
+							intoT += time.Since(t0)
+							intoN += size
 						}
-						loopT += time.Since(t0)
-						loopN += size
-					} else {
-						if err := d.MultiGetInto(batch, values, errs, nil); err != nil {
-							b.Fatal(err)
-						}
-						if mustFind && errs[0] != nil {
-							b.Fatal(errs[0])
-						}
-						intoT += time.Since(t0)
-						intoN += size
+						i += size
 					}
-					i += size
 				}
 			}
 			if loopN > 0 && intoN > 0 {
@@ -524,6 +537,10 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 				b.ReportMetric(l, "loop-ns/key")
 				b.ReportMetric(m, "into-ns/key")
 				b.ReportMetric(l/m, "loop/into")
+			}
+			if d.helpers != nil && intoN > 0 {
+				// Lookups MultiGet's helpers ran, per key asked.
+				b.ReportMetric(float64(d.helpers.helped.Load())/float64(intoN), "helped/key")
 			}
 		})
 	}

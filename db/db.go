@@ -44,7 +44,10 @@ type DB struct {
 	releases   sync.WaitGroup // read-state releases handed off by Gets (Close waits)
 	loading    sync.WaitGroup // Open's loadTables (Close waits)
 	knownOnce  sync.Once
-	known      []filter.Policy // knownFilters
+	// helpers read MultiGet's blocks beside its caller; nil when
+	// MultiGetParallelism is 1. Close stops them.
+	helpers *mgHelpers
+	known   []filter.Policy // knownFilters
 
 	// copts shape the tree; pointers are the per-level round-robin
 	// compaction cursors.
@@ -124,6 +127,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 
 		versionRefs: map[*manifest.Version]int{},
 		zombies:     map[uint64]bool{},
+	}
+	if o.multiGetWorkers > 1 {
+		d.helpers = newMGHelpers(o.multiGetWorkers - 1)
 	}
 	d.copts = d.compactionOptions()
 	d.bgCond = sync.NewCond(&d.mu)
@@ -957,6 +963,9 @@ func (d *DB) Close() error {
 	// Let in-flight reads finish before their files close.
 	for d.reads.Load() > 0 {
 		time.Sleep(50 * time.Microsecond)
+	}
+	if d.helpers != nil {
+		d.helpers.stop() // no MultiGet runs now
 	}
 	d.releases.Wait()
 	d.loading.Wait()

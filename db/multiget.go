@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/bloomkv/bloomkv/filter"
@@ -436,11 +435,11 @@ func (mg *multiGet) keyHashes(hp filter.HashBatchPolicy) []uint64 {
 	return kh
 }
 
-// minLookupsPerWorker is the fewest lookups that make another goroutine
-// worth starting: a lookup that misses the block cache costs a few
-// microseconds (reading, checking and decompressing a block), starting a
-// goroutine and waking a processor for it up to tens (a batch of 8
-// present keys measured slower with 2 goroutines than with 1).
+// minLookupsPerWorker is the fewest lookups that make another helper
+// worth waking: a lookup that misses the block cache costs a few
+// microseconds (reading, checking and decompressing a block), waking a
+// processor for a sleeping helper up to tens (a batch of 8 present keys
+// measured slower with 2 goroutines than with 1).
 const minLookupsPerWorker = 8
 
 // lookupAll looks up the queued keys at positions look (which is
@@ -456,40 +455,20 @@ func (mg *multiGet) lookupAll(look []int) {
 // spread calls do(mg, t, seek) for every t in [0, n), each a lookup of
 // one key, with seek a buffer for the lookup's seek key. A key's lookup
 // reads a data block, which is most of the cost of a present key: with
-// Options.MultiGetParallelism above 1 and enough lookups, helper
-// goroutines take them from a shared counter alongside the caller, so
-// the block reads of a batch overlap (as RocksDB's MultiGet overlaps its
-// reads with asynchronous I/O). Each lookup writes only its own key's
-// result slots; the caller waits for every helper.
+// Options.MultiGetParallelism above 1 and enough lookups, the DB's helper
+// goroutines (mgHelpers) take them from a shared counter alongside the
+// caller, so the block reads of a batch overlap (as RocksDB's MultiGet
+// overlaps its reads with asynchronous I/O). Each lookup writes only its
+// own key's result slots; the caller waits for every helper.
 func (mg *multiGet) spread(n int, do func(mg *multiGet, t int, seek []byte)) {
 	w := min(mg.d.opts.multiGetWorkers, n/minLookupsPerWorker)
-	if w <= 1 {
+	if w <= 1 || mg.d.helpers == nil {
 		for t := 0; t < n; t++ {
 			do(mg, t, mg.seek[:0])
 		}
 		return
 	}
-	var next atomic.Int64
-	run := func(seek []byte) {
-		for {
-			t := int(next.Add(1)) - 1
-			if t >= n {
-				return
-			}
-			do(mg, t, seek)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(w - 1)
-	for range w - 1 {
-		go func() {
-			defer wg.Done()
-			var seek [64]byte
-			run(seek[:0])
-		}()
-	}
-	run(mg.seek[:0])
-	wg.Wait()
+	mg.d.helpers.do(mg, n, w-1, do)
 }
 
 // lookupResult is what a key's lookup in one table found.

@@ -237,12 +237,22 @@ type Options struct {
 	// table's filter costs a block read (from the block cache, or a
 	// checksum and decompression of a block from the file), most of a
 	// present key's lookup; a MultiGet with at least 16 such keys lets
-	// helper goroutines take some, one goroutine per 8 keys, up to this
-	// bound, so a batch's reads overlap on idle processors. The work
-	// done is the same; it is spread. Default 0: GOMAXPROCS when the
-	// store is opened, at most 8. 1 keeps every read in the calling
-	// goroutine (a server already using every processor for other
-	// requests gains nothing from helpers).
+	// helper goroutines take some, so a batch's reads overlap on idle
+	// processors. The work done is the same; it is spread.
+	//
+	// The DB starts its helpers (this bound less one) at the first
+	// MultiGet that can use them and stops them at Close. Between
+	// MultiGets a helper polls for the next one, yielding its processor
+	// at every turn, for about as long as waking it has been taking
+	// (5 to 100 µs), then sleeps until a MultiGet wakes it: so
+	// MultiGets that follow one another find their helpers awake, at the
+	// price of that much processor time after each. A MultiGet wakes at
+	// most one sleeping helper per 8 keys to read.
+	//
+	// Default 0: GOMAXPROCS when the store is opened, at most 8. 1 keeps
+	// every read in the calling goroutine and starts no helper (a server
+	// already using every processor for other requests gains nothing
+	// from helpers).
 	MultiGetParallelism int
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system
