@@ -189,9 +189,11 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	if len(pending) > 0 {
 		mg.deeper(rs.v, pending, inOrder && len(pending) == len(keys))
 	}
-	clear(sc.keys[:])
-	clear(sc.filters[:])
-	clear(sc.files[:])
+	q := max(sc.queued, sc.n)
+	clear(sc.keys[:q])
+	clear(sc.filters[:q])
+	clear(sc.files[:q])
+	sc.queued = 0
 	clear(sc.cands)
 	sc.cands = sc.cands[:0]
 	sc.mg = multiGet{} // the pool keeps no DB, keys or results
@@ -245,8 +247,11 @@ type mgCand struct {
 // an interface, so the compiler must assume the slices escape: a pool
 // keeps them off each MultiGet's allocations.
 type mgScratch struct {
-	mg      multiGet
-	n       int
+	mg multiGet
+	n  int
+	// queued is the most keys the queue held in this call: the entries
+	// of keys, filters and files to clear at its end.
+	queued  int
 	idx     [64]int // the key's index in the batch
 	keys    [64][]byte
 	filters [64][]byte
@@ -332,6 +337,7 @@ func (sc *mgScratch) queue(i int, k []byte, f *manifest.FileMetadata, r *sstable
 func (mg *multiGet) probe(out []int) []int {
 	sc := mg.sc
 	n := sc.n
+	sc.queued = max(sc.queued, n)
 	if n == 0 {
 		return out
 	}

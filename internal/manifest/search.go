@@ -305,14 +305,22 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 		// 8 of the key shifted left, which zero-pads them.
 		off := min(cp, len(k)-8)
 		p := binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
-		// firstGE's branch-free lower bound, its last step included.
+		// firstGE's branch-free lower bound, its last step included; on a
+		// level of up to 8 tables, the count of windows below p, which is
+		// the same and costs fewer instructions than the steps.
 		i := 0
-		for n := len(w); n > 1; {
-			half := n >> 1
-			i += half & -b2i(w[i+half-1] < p)
-			n -= half
+		if len(w) <= 8 {
+			for _, b := range w {
+				i += b2i(b < p)
+			}
+		} else {
+			for n := len(w); n > 1; {
+				half := n >> 1
+				i += half & -b2i(w[i+half-1] < p)
+				n -= half
+			}
+			i += b2i(w[i] < p)
 		}
-		i += b2i(w[i] < p)
 		// Table i holds the key when it is a table (i < len(w)) whose
 		// smallest window is below p; a window equal to p (rare, and the
 		// branch predicted) leaves it open. Otherwise without a branch:
