@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -246,5 +247,33 @@ func TestMultiGetParallelismOneStartsNoHelper(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines after 50 MultiGets, %d before", n, before)
+	}
+}
+
+// TestMultiGetParallelismLimit: 256 opens a store whose MultiGets answer
+// and whose 255 helpers end at Close; 257 is refused with
+// ErrInvalidOptions, as math.MaxInt is (it panicked in Open, making the
+// helpers' wake channel, before the limit).
+func TestMultiGetParallelismLimit(t *testing.T) {
+	before := runtime.NumGoroutine()
+	d := helperStore(t, 3000, &Options{MultiGetParallelism: 256, BlockSize: 512})
+	keys := make([][]byte, 64)
+	helperBatch(keys, 0, 3000)
+	vals, errs := d.MultiGet(keys, nil)
+	for j, k := range keys {
+		var i int
+		fmt.Sscanf(string(k), "%d", &i)
+		if i < 3000 && !bytes.Equal(vals[j], helperValue(i)) || i >= 3000 && !errors.Is(errs[j], ErrNotFound) {
+			t.Fatalf("key %s: %q, %v", k, vals[j], errs[j])
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	requireGoroutinesSettle(t, before)
+	for _, p := range []int{257, 1 << 18, math.MaxInt} {
+		if _, err := Open(t.TempDir(), &Options{MultiGetParallelism: p}); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("MultiGetParallelism %d: Open gave %v, want ErrInvalidOptions", p, err)
+		}
 	}
 }

@@ -252,7 +252,8 @@ type Options struct {
 	// Default 0: GOMAXPROCS when the store is opened, at most 8. 1 keeps
 	// every read in the calling goroutine and starts no helper (a server
 	// already using every processor for other requests gains nothing
-	// from helpers).
+	// from helpers). At most 256: Open refuses more with
+	// ErrInvalidOptions.
 	MultiGetParallelism int
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system
@@ -326,8 +327,11 @@ func PrefixBounds(prefix []byte) (lower, upper []byte) {
 // targets from overflowing (1 TiB × 100^5 < 2^63) and blocks within what
 // the table format decodes.
 const (
-	// maxDefaultMultiGetWorkers caps MultiGetParallelism's default.
+	// maxDefaultMultiGetWorkers caps MultiGetParallelism's default, and
+	// maxMultiGetParallelism the option (its helpers are goroutines the
+	// DB keeps).
 	maxDefaultMultiGetWorkers = 8
+	maxMultiGetParallelism    = 256
 	maxBlockRestartInterval   = 1 << 16
 	maxLevelMultiplier        = 100
 	maxLevelBytes             = 1 << 40
@@ -363,6 +367,8 @@ func (o *Options) resolve() (*resolved, error) {
 		return bad("MaxOpenFiles %d is negative", r.MaxOpenFiles)
 	case r.MultiGetParallelism < 0:
 		return bad("MultiGetParallelism %d is negative", r.MultiGetParallelism)
+	case r.MultiGetParallelism > maxMultiGetParallelism:
+		return bad("MultiGetParallelism %d is above %d", r.MultiGetParallelism, maxMultiGetParallelism)
 	case r.BlockCacheSize < 0:
 		return bad("BlockCacheSize %d is negative (set DisableBlockCache to turn the cache off)", r.BlockCacheSize)
 	case r.ErrorIfExists && r.ErrorIfMissing:
