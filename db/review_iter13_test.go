@@ -96,15 +96,17 @@ var r13Sizes = []int{2, 15, 16, 17, 23, 64, 65, 130, 300}
 // binary's timeout) when wg is not done within d.
 func r13Deadline(t *testing.T, wg *sync.WaitGroup, d time.Duration, what string) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("%s: not done after %v:\n%s", what, d, buf)
+	withWatchdog(t, d, what, wg.Wait)
+}
+
+// r13CloseSettle closes d and waits for the goroutine count to come back
+// to before.
+func r13CloseSettle(t *testing.T, d *DB, before int) {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
 	}
+	requireGoroutinesSettle(t, before)
 }
 
 // TestReview13HugeParallelism: MultiGetParallelism is documented as a
@@ -148,10 +150,7 @@ func TestReview13HugeParallelism(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before+10000 {
 		t.Errorf("%d goroutines after one MultiGet of 64 keys, %d before", n, before)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	requireGoroutinesSettle(t, before)
+	r13CloseSettle(t, d, before)
 }
 
 // TestReview13ManyCallersManyPools: three read-only DBs on one store, with
@@ -556,10 +555,7 @@ func TestReview13IdleHelpersSpendNoCPU(t *testing.T) {
 	if used > idle*3/4 {
 		t.Errorf("an idle DB used %v of processor time in %v", used, idle)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	requireGoroutinesSettle(t, before)
+	r13CloseSettle(t, d, before)
 }
 
 // TestReview13ReadFaultsAndSlowReads: MultiGets from three goroutines on
@@ -660,10 +656,7 @@ func TestReview13ReadFaultsAndSlowReads(t *testing.T) {
 			t.Fatalf("after the faults: %v", err)
 		}
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	requireGoroutinesSettle(t, before)
+	r13CloseSettle(t, d, before)
 }
 
 // TestReview13LongKeysSnapshots: keys far longer than the 64-byte seek
