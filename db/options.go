@@ -243,7 +243,7 @@ type Options struct {
 	// The DB starts its helpers (this bound less one) at the first
 	// MultiGet that can use them and stops them at Close. Between
 	// MultiGets a helper polls for the next one, yielding its processor
-	// at every turn, for about as long as waking it has been taking
+	// every few looks, for about as long as waking it has been taking
 	// (5 to 100 µs), then sleeps until a MultiGet wakes it: so
 	// MultiGets that follow one another find their helpers awake, at the
 	// price of that much processor time after each. A MultiGet wakes at
