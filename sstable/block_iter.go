@@ -25,9 +25,13 @@ type blockIter struct {
 	numRestarts int
 
 	offset     int // offset of the current entry
-	nextOffset int // offset just past the current entry
+	nextOffset int // offset just past the current entry, and its value
+	valOffset  int // offset of the current entry's value
 
-	key, val []byte
+	// key is the current key; the value is data[valOffset:nextOffset],
+	// sliced when asked for (a seek decodes many entries and asks for one
+	// value: an offset costs less to keep than a slice).
+	key      []byte
 	keyBuf   []byte
 	keyInBuf bool // key is keyBuf (not an alias into data)
 	valid    bool
@@ -53,23 +57,28 @@ func (i *blockIter) init(bytewise bool, data []byte) error {
 	return nil
 }
 
-func (i *blockIter) Valid() bool   { return i.valid }
-func (i *blockIter) Key() []byte   { return i.key }
-func (i *blockIter) Value() []byte { return i.val }
-func (i *blockIter) Error() error  { return i.err }
+func (i *blockIter) Valid() bool { return i.valid }
+func (i *blockIter) Key() []byte { return i.key }
+func (i *blockIter) Value() []byte {
+	if !i.valid {
+		return nil
+	}
+	return i.data[i.valOffset:i.nextOffset:i.nextOffset]
+}
+func (i *blockIter) Error() error { return i.err }
 
 func (i *blockIter) fail(err error) bool {
 	if i.err == nil {
 		i.err = err
 	}
 	i.valid = false
-	i.key, i.val = nil, nil
+	i.key = nil
 	return false
 }
 
 func (i *blockIter) invalidate() bool {
 	i.valid = false
-	i.key, i.val = nil, nil
+	i.key = nil
 	return false
 }
 
@@ -137,7 +146,7 @@ func (i *blockIter) decodeAt(off int) bool {
 		i.key = i.keyBuf[:len(i.keyBuf):len(i.keyBuf)]
 		i.keyInBuf = true
 	}
-	i.val = i.data[ke:ve:ve]
+	i.valOffset = ke
 	i.offset = off
 	i.nextOffset = ve
 	i.valid = true
