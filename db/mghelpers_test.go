@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // TestHelperJobsExactlyOnce drives the helper pool alone: callers in
@@ -85,38 +86,13 @@ func TestHelperJobsExactlyOnce(t *testing.T) {
 	requireGoroutinesSettle(t, before)
 }
 
-// helperStore writes n keys "%08d" with values valueOf(i) into a new
-// store opened with o, as tables on two levels.
-func helperStore(t *testing.T, n int, o *Options) *DB {
+// helperStore opens r13Build's store (built afresh in memory) with o.
+func helperStore(t *testing.T, o *Options) *DB {
 	t.Helper()
-	d := mustOpen(t, t.TempDir(), o)
-	for i := 0; i < n; i++ {
-		if err := d.Put([]byte(fmt.Sprintf("%08d", i)), helperValue(i), nil); err != nil {
-			t.Fatal(err)
-		}
-		if i == n/2 {
-			if err := d.CompactRange(nil, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func helperValue(i int) []byte {
-	return []byte(fmt.Sprintf("value-%08d-%s", i, "padding to spread the keys over blocks"))
-}
-
-// helperBatch fills keys with 64 keys from base on: even i are present,
-// odd ones (i ≥ n) absent.
-func helperBatch(keys [][]byte, base, n int) {
-	for j := range keys {
-		i := (base + j*37) % (2 * n)
-		keys[j] = []byte(fmt.Sprintf("%08d", i))
-	}
+	fs := vfs.NewMem()
+	r13Build(t, fs, "/db")
+	o.FS = fs
+	return mustOpen(t, "/db", o)
 }
 
 // TestMultiGetHelpersAnswerLikeGet runs MultiGets of mixed present and
@@ -128,8 +104,7 @@ func helperBatch(keys [][]byte, base, n int) {
 func TestMultiGetHelpersAnswerLikeGet(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
 	before := runtime.NumGoroutine()
-	const n = 20000
-	d := helperStore(t, n, &Options{MultiGetParallelism: 4, BlockSize: 512, BlockCacheSize: 64 << 10})
+	d := helperStore(t, &Options{MultiGetParallelism: 4, BlockCacheSize: 64 << 10})
 	if d.helpers == nil || d.helpers.n != 3 {
 		t.Fatalf("helpers %+v, want a pool of 3", d.helpers)
 	}
@@ -157,19 +132,6 @@ func TestMultiGetHelpersAnswerLikeGet(t *testing.T) {
 			}
 		}
 	}()
-	check := func(keys, vals [][]byte, errs []error) error {
-		for j, k := range keys {
-			var i int
-			fmt.Sscanf(string(k), "%d", &i)
-			switch {
-			case i < n && (errs[j] != nil || !bytes.Equal(vals[j], helperValue(i))):
-				return fmt.Errorf("key %s: %q, %v; want %q", k, vals[j], errs[j], helperValue(i))
-			case i >= n && !errors.Is(errs[j], ErrNotFound):
-				return fmt.Errorf("absent key %s: %q, %v", k, vals[j], errs[j])
-			}
-		}
-		return nil
-	}
 	var readers sync.WaitGroup
 	for c := range 4 {
 		readers.Add(1)
@@ -177,9 +139,9 @@ func TestMultiGetHelpersAnswerLikeGet(t *testing.T) {
 			defer readers.Done()
 			keys := make([][]byte, 64)
 			for b := 0; b < 300; b++ {
-				helperBatch(keys, c*1000+b*64, n)
+				r13Batch(keys, c*1000+b)
 				vals, errs := d.MultiGet(keys, nil)
-				if err := check(keys, vals, errs); err != nil {
+				if err := r13Check(keys, vals, errs); err != nil {
 					errc <- err
 					return
 				}
@@ -204,12 +166,12 @@ func TestMultiGetHelpersAnswerLikeGet(t *testing.T) {
 			defer readers.Done()
 			keys := make([][]byte, 64)
 			for b := 0; ; b++ {
-				helperBatch(keys, c*7+b*64, n)
+				r13Batch(keys, c*7+b)
 				vals, errs := d.MultiGet(keys, nil)
 				if errors.Is(errs[0], ErrClosed) {
 					return
 				}
-				if err := check(keys, vals, errs); err != nil {
+				if err := r13Check(keys, vals, errs); err != nil {
 					errc <- err
 					return
 				}
@@ -232,7 +194,7 @@ func TestMultiGetHelpersAnswerLikeGet(t *testing.T) {
 // TestMultiGetParallelismOneStartsNoHelper: with MultiGetParallelism 1 a
 // DB has no pool, and MultiGets start no goroutine.
 func TestMultiGetParallelismOneStartsNoHelper(t *testing.T) {
-	d := helperStore(t, 5000, &Options{MultiGetParallelism: 1, BlockSize: 512})
+	d := helperStore(t, &Options{MultiGetParallelism: 1})
 	defer d.Close()
 	if d.helpers != nil {
 		t.Fatal("a helper pool with MultiGetParallelism 1")
@@ -240,9 +202,9 @@ func TestMultiGetParallelismOneStartsNoHelper(t *testing.T) {
 	before := runtime.NumGoroutine()
 	keys := make([][]byte, 64)
 	for b := 0; b < 50; b++ {
-		helperBatch(keys, b*64, 5000)
-		if _, errs := d.MultiGet(keys, nil); errs[0] != nil && !errors.Is(errs[0], ErrNotFound) {
-			t.Fatal(errs[0])
+		r13Batch(keys, b)
+		if vals, errs := d.MultiGet(keys, nil); r13Check(keys, vals, errs) != nil {
+			t.Fatal(r13Check(keys, vals, errs))
 		}
 	}
 	if n := runtime.NumGoroutine(); n > before {
@@ -256,21 +218,13 @@ func TestMultiGetParallelismOneStartsNoHelper(t *testing.T) {
 // helpers' wake channel, before the limit).
 func TestMultiGetParallelismLimit(t *testing.T) {
 	before := runtime.NumGoroutine()
-	d := helperStore(t, 3000, &Options{MultiGetParallelism: 256, BlockSize: 512})
+	d := helperStore(t, &Options{MultiGetParallelism: 256})
 	keys := make([][]byte, 64)
-	helperBatch(keys, 0, 3000)
-	vals, errs := d.MultiGet(keys, nil)
-	for j, k := range keys {
-		var i int
-		fmt.Sscanf(string(k), "%d", &i)
-		if i < 3000 && !bytes.Equal(vals[j], helperValue(i)) || i >= 3000 && !errors.Is(errs[j], ErrNotFound) {
-			t.Fatalf("key %s: %q, %v", k, vals[j], errs[j])
-		}
+	r13Batch(keys, 0)
+	if vals, errs := d.MultiGet(keys, nil); r13Check(keys, vals, errs) != nil {
+		t.Fatal(r13Check(keys, vals, errs))
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	requireGoroutinesSettle(t, before)
+	r13CloseSettle(t, d, before)
 	for _, p := range []int{257, 1 << 18, math.MaxInt} {
 		if _, err := Open(t.TempDir(), &Options{MultiGetParallelism: p}); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("MultiGetParallelism %d: Open gave %v, want ErrInvalidOptions", p, err)
