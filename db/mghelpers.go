@@ -56,9 +56,11 @@ type mgHelpers struct {
 	// helped counts the lookups the helpers ran (tests read it).
 	helped atomic.Int64
 
-	mu       sync.Mutex // guards started and stopped
-	started  bool
-	stopped  bool
+	mu      sync.Mutex // guards started and stopped
+	started bool
+	stopped bool
+	// live is started && !stopped, read without mu by every post.
+	live     atomic.Bool
 	quitting atomic.Bool
 	quit     chan struct{} // closed by stop
 	wg       sync.WaitGroup
@@ -171,10 +173,14 @@ func (h *mgHelpers) post(j *mgJob, want int) {
 // ensureStarted starts the helpers unless they run or the pool stopped,
 // and reports whether they run.
 func (h *mgHelpers) ensureStarted() bool {
+	if h.live.Load() {
+		return true
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.started && !h.stopped {
 		h.started = true
+		h.live.Store(true)
 		h.wg.Add(h.n)
 		for range h.n {
 			go h.loop()
@@ -236,6 +242,7 @@ func (h *mgHelpers) stop() {
 	h.mu.Lock()
 	started := h.started && !h.stopped
 	h.stopped = true
+	h.live.Store(false)
 	h.mu.Unlock()
 	if started {
 		h.quitting.Store(true)
