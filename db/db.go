@@ -501,7 +501,7 @@ func (d *DB) makeRoomForWriteLocked(force bool) error {
 		d.maybeScheduleLogSyncLocked()
 		d.imm, d.immLog = d.mem, d.logNum
 		d.logNum, d.logFile, d.log = num, f, log
-		d.mem = memtable.New()
+		d.mem = d.newMemTable()
 		d.publishLocked()
 		d.maybeScheduleFlushLocked()
 		return nil
@@ -728,6 +728,42 @@ func (d *DB) readSeq(ro *ReadOptions) (uint64, error) {
 	return s.seq, nil
 }
 
+// newMemTable returns a memtable for the DB's writes and reads: with a
+// filter of one bit per 2 bytes of the write buffer, unless
+// Options.DisableMemTableFilter.
+func (d *DB) newMemTable() *memtable.MemTable {
+	if d.opts.DisableMemTableFilter {
+		return memtable.New()
+	}
+	return memtable.NewWithFilter(d.opts.WriteBufferSize / 2)
+}
+
+// memMayContain reports whether mem may hold key, whose memtable.KeyHash
+// is h (computed on first use: *h is 0 until then, and a key whose hash
+// is 0 is hashed again each time, which is only slower), counting the
+// check in the memtable filter metrics.
+func (d *DB) memMayContain(mem *memtable.MemTable, key []byte, h *uint64) bool {
+	if !mem.HasFilter() {
+		return true
+	}
+	if *h == 0 {
+		*h = memtable.KeyHash(key)
+	}
+	if mem.MayContainHash(*h) {
+		d.m.memFilterPositives.Add(1)
+		return true
+	}
+	d.m.memFilterNegatives.Add(1)
+	return false
+}
+
+// memFound counts a key found in mem after its filter let it through.
+func (d *DB) memFound(mem *memtable.MemTable) {
+	if mem.HasFilter() {
+		d.m.memFilterTruePositives.Add(1)
+	}
+}
+
 func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 	d.m.gets.Add(1)
 	if rs.hasRangeDels() {
@@ -738,11 +774,16 @@ func (d *DB) get(rs *readState, key []byte, seq uint64) ([]byte, error) {
 
 // getPoint is get when no range tombstone covers key.
 func (d *DB) getPoint(rs *readState, key []byte, seq uint64) ([]byte, error) {
-	if v, kind, ok := rs.mem.Get(key, seq); ok {
-		return found(v, kind)
+	var h uint64
+	if !rs.mem.Empty() && d.memMayContain(rs.mem, key, &h) {
+		if v, kind, ok := rs.mem.Get(key, seq); ok {
+			d.memFound(rs.mem)
+			return found(v, kind)
+		}
 	}
-	if rs.imm != nil {
+	if rs.imm != nil && d.memMayContain(rs.imm, key, &h) {
 		if v, kind, ok := rs.imm.Get(key, seq); ok {
+			d.memFound(rs.imm)
 			return found(v, kind)
 		}
 	}
@@ -806,11 +847,13 @@ func (d *DB) getRangeDels(rs *readState, key []byte, seq uint64) ([]byte, error)
 	if del == 0 {
 		return d.getPoint(rs, key, seq)
 	}
+	var h uint64
 	for _, mem := range [2]*memtable.MemTable{rs.mem, rs.imm} {
-		if mem == nil {
+		if mem == nil || !d.memMayContain(mem, key, &h) {
 			continue
 		}
 		if v, eseq, kind, ok := mem.GetEntry(key, seq); ok {
+			d.memFound(mem)
 			if eseq < del {
 				return nil, ErrNotFound
 			}

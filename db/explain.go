@@ -29,6 +29,9 @@ const (
 
 	// OutcomeMiss: a memtable holds no entry for the key.
 	OutcomeMiss = "miss"
+	// OutcomeNotInFilter: a memtable's filter says it holds no entry for
+	// the key, and it is not searched (Options.DisableMemTableFilter).
+	OutcomeNotInFilter = "filter: not there"
 	// OutcomeOutsideRange: the key is outside the table's key range; the
 	// table is not opened.
 	OutcomeOutsideRange = "outside key range"
@@ -164,7 +167,17 @@ func (d *DB) explainGet(key []byte, ro *ReadOptions, tr *LookupTrace) ([]byte, e
 		if i == 1 {
 			st.Where = "frozen memtable"
 		}
+		var h uint64
+		if !d.memMayContain(mem, key, &h) {
+			st.Outcome = OutcomeNotInFilter
+			st.Elapsed = time.Since(t0)
+			tr.Steps = append(tr.Steps, st)
+			continue
+		}
 		v, eseq, kind, ok := mem.GetEntry(key, seq)
+		if ok {
+			d.memFound(mem)
+		}
 		var res []byte
 		if ok {
 			res, err = answer(&st, v, eseq, kind)

@@ -176,7 +176,7 @@ func TestExplainGetRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := tr.String()
-	for _, want := range []string{`get "user:0042"  →  found`, "memtable           miss", "L0  ", "filter bloomkv.BloomFilter64v2 10.1 bits/key: maybe", "→ index (in memory) → block @", "(file, ", "→ found"} {
+	for _, want := range []string{`get "user:0042"  →  found`, "memtable           filter: not there", "L0  ", "filter bloomkv.BloomFilter64v2 10.1 bits/key: maybe", "→ index (in memory) → block @", "(file, ", "→ found"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the trace lacks %q:\n%s", want, text)
 		}
@@ -196,6 +196,28 @@ func TestExplainGetRendering(t *testing.T) {
 	var back LookupTrace
 	if err := json.Unmarshal(js, &back); err != nil || back.Outcome != OutcomeFound || len(back.Steps) != len(tr.Steps) || !back.Steps[len(back.Steps)-1].Blocks[0].Cached {
 		t.Errorf("JSON round trip: %v, %s", err, js)
+	}
+	// The memtable's filter lets its own key through, and the search
+	// finds it.
+	_, tr, _ = d.ExplainGet([]byte("user:0002"), nil)
+	if text := tr.String(); !strings.Contains(text, "memtable           found") || len(tr.Steps) != 1 {
+		t.Errorf("a key of the memtable:\n%s", text)
+	}
+}
+
+// TestExplainMemTableWithoutFilter checks that with DisableMemTableFilter
+// a trace shows the memtable searched ("miss") and the filter metrics
+// count nothing.
+func TestExplainMemTableWithoutFilter(t *testing.T) {
+	d := mustOpen(t, "/db", &Options{FS: vfs.NewMem(), DisableMemTableFilter: true})
+	defer d.Close()
+	d.Put([]byte("a"), []byte("1"), nil)
+	_, tr, err := d.ExplainGet([]byte("b"), nil)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(tr.String(), "memtable           miss") {
+		t.Errorf("ExplainGet(b) = %v:\n%s", err, tr)
+	}
+	if m := d.Metrics(); m.MemTableFilter != (FilterMetrics{}) || m.MemTableFilterBytes != 0 {
+		t.Errorf("without memtable filters: %+v, %d bytes", m.MemTableFilter, m.MemTableFilterBytes)
 	}
 }
 

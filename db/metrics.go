@@ -31,6 +31,12 @@ type counters struct {
 	trivialMoves    atomic.Int64
 	coveredDropped  atomic.Int64
 	tablesDeleted   atomic.Int64
+
+	// The memtable filters' checks by their answer, and the positives
+	// that found the key (Metrics.MemTableFilter).
+	memFilterPositives     base.Counter
+	memFilterNegatives     base.Counter
+	memFilterTruePositives base.Counter
 }
 
 type levelCounters struct {
@@ -119,6 +125,14 @@ type Metrics struct {
 	Filter       FilterMetrics
 	PrefixFilter FilterMetrics
 	RangeFilter  FilterMetrics
+
+	// MemTableFilter counts what the memtables' filters did for reads
+	// (Options.DisableMemTableFilter): a check said "not there" (Useful)
+	// and saved a search of the memtable, or let the key through
+	// (Positives), and the search found it (TruePositives) or not.
+	MemTableFilter FilterMetrics
+	// MemTableFilterBytes is the size of the memtables' filters.
+	MemTableFilterBytes int64
 
 	// Gets counts calls of Get.
 	Gets int64
@@ -226,9 +240,11 @@ func (d *DB) Metrics() *Metrics {
 			m.Levels[l].Bytes = rs.v.LevelBytes(l)
 		}
 		m.MemTableBytes = int64(rs.mem.ApproximateMemoryUsage())
+		m.MemTableFilterBytes = int64(rs.mem.FilterBytes())
 		m.MemTableRangeTombstones = int64(rs.mem.NumRangeDels())
 		if rs.imm != nil {
 			m.ImmutableMemTables = 1
+			m.MemTableFilterBytes += int64(rs.imm.FilterBytes())
 			m.MemTableRangeTombstones += int64(rs.imm.NumRangeDels())
 		}
 		for _, files := range rs.v.Files {
@@ -262,6 +278,10 @@ func (d *DB) Metrics() *Metrics {
 		m.Levels[l].CompactionBytesIn = c.compactionBytesIn.Load()
 		m.Levels[l].CompactionBytesOut = c.compactionBytesOut.Load()
 	}
+	mf := FilterMetrics{Useful: d.m.memFilterNegatives.Load(), TruePositives: d.m.memFilterTruePositives.Load()}
+	mf.Positives = max(d.m.memFilterPositives.Load(), mf.TruePositives) // loaded after: never fewer
+	mf.Checks = mf.Useful + mf.Positives
+	m.MemTableFilter = mf
 	m.Gets = d.m.gets.Load()
 	m.DataBlocksRead = d.stats.DataBlocksRead.Load()
 	m.DataBlockBytesRead = d.stats.DataBlockBytesRead.Load()
@@ -335,8 +355,12 @@ func (m *Metrics) String() string {
 	if extra := m.TablesOpen - total.Files; extra > 0 {
 		open = fmt.Sprintf("%d tables open (%d in the tree, %d no longer in it but still used by an iterator or compaction)", m.TablesOpen, total.Files, extra)
 	}
-	fmt.Fprintf(&b, "memory: %s, filters %s, indexes %s, memtable %s (+%d frozen)\n",
-		open, humanBytes(m.FilterBytes), humanBytes(m.IndexBytes), humanBytes(m.MemTableBytes), m.ImmutableMemTables)
+	fmt.Fprintf(&b, "memory: %s, filters %s, indexes %s, memtable %s (+%d frozen), memtable filters %s\n",
+		open, humanBytes(m.FilterBytes), humanBytes(m.IndexBytes), humanBytes(m.MemTableBytes), m.ImmutableMemTables, humanBytes(m.MemTableFilterBytes))
+	if mf := m.MemTableFilter; mf.Checks > 0 {
+		fmt.Fprintf(&b, "memtable filter: %d checks, %d said not there (no search), %d let through, %d of them found (fp rate %.3f%%)\n",
+			mf.Checks, mf.Useful, mf.Positives, mf.TruePositives, 100*mf.FalsePositiveRate())
+	}
 	fmt.Fprintf(&b, "writes: user %s, WAL %s (%d syncs), %d flushes wrote %s, %d compactions wrote %s (+%d trivial moves), write amp %.2f, %d stalls, %d slowdowns\n",
 		humanBytes(m.UserBytesWritten), humanBytes(m.WALBytesWritten), m.WALSyncs, m.Flushes, humanBytes(m.FlushBytesWritten),
 		m.Compactions, humanBytes(m.CompactionBytesWritten), m.TrivialMoves, m.WriteAmplification(), m.WriteStalls, m.WriteSlowdowns)

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -129,19 +130,7 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 			pending[i] = i
 		}
 	} else {
-		for i, k := range keys {
-			if v, kind, ok := rs.mem.Get(k, seq); ok {
-				values[i], errs[i] = found(v, kind)
-				continue
-			}
-			if rs.imm != nil {
-				if v, kind, ok := rs.imm.Get(k, seq); ok {
-					values[i], errs[i] = found(v, kind)
-					continue
-				}
-			}
-			pending = append(pending, i)
-		}
+		pending = d.multiGetMemTables(rs, seq, keys, values, errs, pending)
 	}
 
 	// The batch's state lives in the pooled scratch: the helpers of
@@ -198,6 +187,67 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	sc.cands = sc.cands[:0]
 	sc.mg = multiGet{} // the pool keeps no DB, keys or results
 	mgScratchPool.Put(sc)
+}
+
+// multiGetMemTables answers from the memtables the keys they hold,
+// setting their values and errs, and returns pending extended by the
+// indexes of the others, in increasing order. As Get does, it searches a
+// memtable for a key only when the memtable's filter lets the key
+// through, hashing the key once for both memtables; the filter counts are
+// added once for the batch.
+func (d *DB) multiGetMemTables(rs *readState, seq uint64, keys, values [][]byte, errs []error, pending []int) []int {
+	var c struct{ positives, negatives, truePositives int64 }
+	mems := [2]*memtable.MemTable{rs.mem, rs.imm}
+	if rs.mem.Empty() {
+		mems[0] = nil
+	}
+	if mems == [2]*memtable.MemTable{} {
+		for i := range keys {
+			pending = append(pending, i)
+		}
+		return pending
+	}
+	for i, k := range keys {
+		var h uint64
+		answered := false
+		for _, mem := range mems {
+			if mem == nil {
+				continue
+			}
+			filtered := mem.HasFilter()
+			if filtered {
+				if h == 0 {
+					h = memtable.KeyHash(k)
+				}
+				if !mem.MayContainHash(h) {
+					c.negatives++
+					continue
+				}
+				c.positives++
+			}
+			if v, kind, ok := mem.Get(k, seq); ok {
+				if filtered {
+					c.truePositives++
+				}
+				values[i], errs[i] = found(v, kind)
+				answered = true
+				break
+			}
+		}
+		if !answered {
+			pending = append(pending, i)
+		}
+	}
+	if c.negatives > 0 {
+		d.m.memFilterNegatives.Add(c.negatives)
+	}
+	if c.positives > 0 {
+		d.m.memFilterPositives.Add(c.positives)
+	}
+	if c.truePositives > 0 {
+		d.m.memFilterTruePositives.Add(c.truePositives)
+	}
+	return pending
 }
 
 // multiGet is the state of one MultiGet: the table being read and the

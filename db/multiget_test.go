@@ -162,6 +162,11 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 		if err := d.Flush(); err != nil {
 			t.Fatal(err)
 		}
+		// A memtable of 100 keys (under the write buffer: no flush), a
+		// third of them rewriting keys the batch asks for.
+		for i := 0; i < 300; i += 3 {
+			d.Put([]byte(fmt.Sprintf("key%05d", i*7)), []byte("newer"), nil)
+		}
 		return d
 	}
 	var keys [][]byte
@@ -181,6 +186,12 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 	}
 	if ma.Filter.Checks == 0 || ma.Filter.Useful == 0 {
 		t.Fatalf("no filter work measured: %+v", ma.Filter)
+	}
+	if ma.MemTableFilter != mb.MemTableFilter {
+		t.Fatalf("memtable filter: Get loop %+v, MultiGet %+v", ma.MemTableFilter, mb.MemTableFilter)
+	}
+	if mf := ma.MemTableFilter; mf.Checks != int64(len(keys)) || mf.Useful == 0 || mf.TruePositives != 100 {
+		t.Fatalf("memtable filter: %+v for %d keys, 100 of them in the memtable", mf, len(keys))
 	}
 }
 

@@ -185,7 +185,7 @@ func (d *DB) open() (err error) {
 		d.logFile.Close()
 		return err
 	}
-	d.mem = memtable.New()
+	d.mem = d.newMemTable()
 	d.publishLocked()
 	d.deleteObsoleteFiles()
 	// Load every table's filter and index, top level first, on a

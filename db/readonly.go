@@ -100,7 +100,7 @@ func (d *DB) openReadOnly() (err error) {
 			return err
 		}
 	}
-	mem := memtable.New()
+	mem := d.newMemTable()
 	maxSeq, err := d.replayLogs(logs, memSink{mem})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package memtable
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -42,24 +43,31 @@ func fillBench(n int) (*MemTable, [][]byte) {
 // 28,000 entries of 16-byte keys and 100-byte values.
 var benchSizes = []int{1_000, 28_000, 300_000}
 
+// BenchmarkAdd adds 16-byte keys with 100-byte values, in random or
+// sequential order, to memtables of 4 MiB (a new one when full), with no
+// filter or with the one the DB gives them (one bit per 2 bytes).
 func BenchmarkAdd(b *testing.B) {
-	for _, order := range []string{"random", "sequential"} {
+	const writeBuffer = 4 << 20 // start a new memtable like a flush would
+	for _, order := range []string{"random", "sequential", "random/filter", "sequential/filter"} {
+		newMem := New
+		if strings.HasSuffix(order, "/filter") {
+			newMem = func() *MemTable { return NewWithFilter(writeBuffer / 2) }
+		}
 		b.Run(order, func(b *testing.B) {
-			const writeBuffer = 4 << 20 // start a new memtable like a flush would
 			key := make([]byte, 16)
 			val := make([]byte, 100)
 			x := uint64(88172645463325252)
-			m := New()
+			m := newMem()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(key) + len(val)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if m.ApproximateMemoryUsage() >= writeBuffer {
 					b.StopTimer()
-					m = New()
+					m = newMem()
 					b.StartTimer()
 				}
-				if order == "random" {
+				if strings.HasPrefix(order, "random") {
 					x ^= x << 13
 					x ^= x >> 7
 					x ^= x << 17

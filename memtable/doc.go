@@ -31,6 +31,15 @@
 //   - Sequence numbers are unique per entry, so no two entries share an
 //     internal key; Add does not check for duplicates.
 //
+// # Filter
+//
+// A memtable made by NewWithFilter keeps a filter of its user keys (see
+// filter.go): MayContain answers "not there" for most keys it does not
+// hold with one memory read, where Get would search the skiplist. Add
+// sets a key's bits before it links the key's node, so a reader sees the
+// bits of every entry it could find. Get and GetEntry do not consult it;
+// the db does, before them.
+//
 // # Memory
 //
 // Nodes live in an arena of byte slabs (64 KiB growing to 1 MiB) that the

@@ -24,6 +24,8 @@ type MemTable struct {
 	size   atomic.Int64
 	// rangeDels is the published list of range tombstones (nil: none).
 	rangeDels atomic.Pointer[rangeDelList]
+	// filter is the filter of the user keys (filter.go); nil for none.
+	filter []atomic.Uint64
 
 	// Writer-only state.
 	tombs  []rangedel.Tombstone
@@ -98,6 +100,7 @@ func (m *MemTable) Add(seq uint64, kind base.Kind, ukey, value []byte) {
 	binary.LittleEndian.PutUint64(nd[ks+len(ukey):], trailer)
 	copy(nd[ks+klen:], value[:inline])
 
+	m.filterAdd(ukey) // before the node can be found
 	prevs, nexts := m.findSplice(ukey, trailer)
 	if cur := int(m.height.Load()); h > cur {
 		// Readers that see the new height before the node is linked there

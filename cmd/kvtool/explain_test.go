@@ -18,7 +18,7 @@ func TestExplain(t *testing.T) {
 	out, _ := mustRun(t, exitOK, "explain", dir, string(key(7)))
 	for _, re := range []string{
 		`^get "key00007"  →  found  \(0 tables skipped by filter, 0 false positives, 1 data block read from files, 0 data blocks from the cache, `,
-		`(?m)^  memtable +miss$`,
+		`(?m)^  memtable +filter: not there$`,
 		`(?m)^  L0  \d{6}\.sst   filter bloomkv\.BloomFilter64v2 10\.\d bits/key: maybe → index \(in memory\) → block @\d+ \(file, [\d.]+ (B|KiB) → [\d.]+ (B|KiB)\) → found  \(`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
