@@ -124,21 +124,21 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	if len(keys) > len(pbuf) {
 		pending = make([]int, 0, len(keys))
 	}
-	if rs.mem.Empty() && (rs.imm == nil || rs.imm.Empty()) {
-		pending = pending[:len(keys)]
-		for i := range pending {
-			pending[i] = i
-		}
-	} else {
-		pending = d.multiGetMemTables(rs, seq, keys, values, errs, pending)
-	}
-
 	// The batch's state lives in the pooled scratch: the helpers of
 	// lookupAll reach it through a closure, which would move a local one
 	// to the heap on every call.
 	sc := mgScratchPool.Get().(*mgScratch)
 	mg := &sc.mg
 	*mg = multiGet{d: d, keys: keys, values: values, errs: errs, seq: seq, sc: sc}
+	if rs.mem.Empty() && (rs.imm == nil || rs.imm.Empty()) {
+		pending = pending[:len(keys)]
+		for i := range pending {
+			pending[i] = i
+		}
+	} else {
+		pending = mg.memTables(rs, pending)
+	}
+
 	// Level 0 first, table by table, newest first: a key one table
 	// answers is not asked of the older ones.
 	// pending lists its keys in increasing order until level 0's probes
@@ -189,26 +189,33 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 	mgScratchPool.Put(sc)
 }
 
-// multiGetMemTables answers from the memtables the keys they hold,
-// setting their values and errs, and returns pending extended by the
-// indexes of the others, in increasing order. As Get does, it searches a
-// memtable for a key only when the memtable's filter lets the key
-// through, hashing the key once for both memtables; the filter counts are
-// added once for the batch.
-func (d *DB) multiGetMemTables(rs *readState, seq uint64, keys, values [][]byte, errs []error, pending []int) []int {
-	var c struct{ positives, negatives, truePositives int64 }
+// memTables answers from the memtables the keys they hold, setting
+// their values and errs, and returns pending extended by the indexes of
+// the others, in increasing order. As Get does, it searches a memtable
+// for a key only when the memtable's filter lets the key through. The
+// keys are hashed once, in sc.keyHash[0], for both memtables and for the
+// tables' filters when their policy hashes alike (memHashed); the filter
+// counts are added once for the batch.
+func (mg *multiGet) memTables(rs *readState, pending []int) []int {
+	keys, sc := mg.keys, mg.sc
 	mems := [2]*memtable.MemTable{rs.mem, rs.imm}
 	if rs.mem.Empty() {
 		mems[0] = nil
 	}
-	if mems == [2]*memtable.MemTable{} {
-		for i := range keys {
-			pending = append(pending, i)
+	var kh []uint64
+	if mems[0] != nil && mems[0].HasFilter() || mems[1] != nil && mems[1].HasFilter() {
+		kh = sc.keyHash[0]
+		if cap(kh) < len(keys) {
+			kh = make([]uint64, len(keys))
 		}
-		return pending
+		kh = kh[:len(keys)]
+		for i, k := range keys {
+			kh[i] = memtable.KeyHash(k)
+		}
+		sc.keyHash[0], mg.memHashed = kh, true
 	}
+	var c struct{ positives, negatives, truePositives int64 }
 	for i, k := range keys {
-		var h uint64
 		answered := false
 		for _, mem := range mems {
 			if mem == nil {
@@ -216,20 +223,17 @@ func (d *DB) multiGetMemTables(rs *readState, seq uint64, keys, values [][]byte,
 			}
 			filtered := mem.HasFilter()
 			if filtered {
-				if h == 0 {
-					h = memtable.KeyHash(k)
-				}
-				if !mem.MayContainHash(h) {
+				if !mem.MayContainHash(kh[i]) {
 					c.negatives++
 					continue
 				}
 				c.positives++
 			}
-			if v, kind, ok := mem.Get(k, seq); ok {
+			if v, kind, ok := mem.Get(k, mg.seq); ok {
 				if filtered {
 					c.truePositives++
 				}
-				values[i], errs[i] = found(v, kind)
+				mg.values[i], mg.errs[i] = found(v, kind)
 				answered = true
 				break
 			}
@@ -238,14 +242,15 @@ func (d *DB) multiGetMemTables(rs *readState, seq uint64, keys, values [][]byte,
 			pending = append(pending, i)
 		}
 	}
+	m := &mg.d.m
 	if c.negatives > 0 {
-		d.m.memFilterNegatives.Add(c.negatives)
+		m.memFilterNegatives.Add(c.negatives)
 	}
 	if c.positives > 0 {
-		d.m.memFilterPositives.Add(c.positives)
+		m.memFilterPositives.Add(c.positives)
 	}
 	if c.truePositives > 0 {
-		d.m.memFilterTruePositives.Add(c.truePositives)
+		m.memFilterTruePositives.Add(c.truePositives)
 	}
 	return pending
 }
@@ -279,6 +284,10 @@ type multiGet struct {
 	// other ("": none).
 	hashPolicy filter.HashBatchPolicy
 	hashName   [2]string
+	// memHashed is set when sc.keyHash[0] holds every key's
+	// memtable.KeyHash (memTables), which is the KeyHash of the policies
+	// filter.KeyHashIsXXHash64 names.
+	memHashed bool
 }
 
 // mgCand is a table of a sorted level that may hold a key: its filter
@@ -476,6 +485,10 @@ func (mg *multiGet) keyHashes(hp filter.HashBatchPolicy) []uint64 {
 	switch {
 	case mg.hashPolicy == nil:
 		s, mg.hashPolicy = 0, hp
+		if mg.memHashed && filter.KeyHashIsXXHash64(hp) {
+			mg.hashName[0] = name
+			return sc.keyHash[0]
+		}
 	case name == mg.hashName[0]:
 		return sc.keyHash[0]
 	case name != "" && name == mg.hashName[1]:

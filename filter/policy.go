@@ -159,6 +159,15 @@ type HashBatchPolicy interface {
 	MayContainHashBatch(filters [][]byte, hashes []uint64, maybe []bool)
 }
 
+// KeyHashIsXXHash64 reports whether p's KeyHash is the 64-bit xxhash of
+// the key (seed 0), as the package's Bloom policies' is: a caller holding
+// those hashes already (package db's reads compute them for the
+// memtables' filters) may probe p's filters with them.
+func KeyHashIsXXHash64(p HashBatchPolicy) bool {
+	_, ok := p.(*bloomPolicy)
+	return ok
+}
+
 // KeyHashes sets hashes[i] to p.KeyHash(keys[i]) for every i < len(keys),
 // in one call for the package's Bloom policies (without a call through
 // the interface per key). It panics if hashes is shorter than keys.

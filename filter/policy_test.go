@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // policies lists every policy the shared contract tests run against.
@@ -444,3 +446,39 @@ func TestHashBatchPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyHashIsXXHash64 checks KeyHashIsXXHash64 against the hashes: for
+// every policy it names, KeyHash is xxhash64 of the key (package db's
+// MultiGet probes those policies' filters with the memtables' hashes), and
+// a HashBatchPolicy whose KeyHash differs is not named.
+func TestKeyHashIsXXHash64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	named := 0
+	for _, p := range policies() {
+		hp, ok := p.(HashBatchPolicy)
+		if !ok || !KeyHashIsXXHash64(hp) {
+			continue
+		}
+		named++
+		for i := 0; i < 200; i++ {
+			k := make([]byte, rng.IntN(40))
+			for j := range k {
+				k[j] = byte(rng.Uint32())
+			}
+			if got, want := hp.KeyHash(k), xxhash.Sum64(k); got != want {
+				t.Fatalf("%s: KeyHash(%x) = %x, xxhash64 %x", p.Name(), k, got, want)
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatal("no policy has xxhash64 key hashes")
+	}
+	if KeyHashIsXXHash64(otherHash{NewBloomPolicy(10).(HashBatchPolicy)}) {
+		t.Fatal("a wrapper with another KeyHash is named")
+	}
+}
+
+// otherHash is a HashBatchPolicy with a KeyHash of its own.
+type otherHash struct{ HashBatchPolicy }
+
+func (o otherHash) KeyHash(k []byte) uint64 { return o.HashBatchPolicy.KeyHash(k) ^ 1 }
