@@ -439,6 +439,9 @@ var (
 	// for MultiGet's helpers to go to sleep; more lets them stay awake,
 	// as between MultiGets that follow one another.
 	pairedTurn = flag.Int("paired_turn", 1, "BenchmarkMultiGetPaired: batches of 64 keys each side runs in a turn")
+	// pairedParallelism measures MultiGet without helpers (1), or with
+	// more than the default.
+	pairedParallelism = flag.Int("paired_parallelism", 0, "BenchmarkMultiGetPaired: Options.MultiGetParallelism of the store (0: the default)")
 )
 
 // BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
@@ -476,7 +479,7 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 			keys := make([][]byte, 4096)
 			mustFind := present
 			if *pairedDB != "" {
-				d = mustOpen(b, *pairedDB, &Options{ReadOnly: true, BlockCacheSize: 64 << 20})
+				d = mustOpen(b, *pairedDB, &Options{ReadOnly: true, BlockCacheSize: 64 << 20, MultiGetParallelism: *pairedParallelism})
 				// As many keys as kvbench's reads touch filter lines: a
 				// pool of 4,096 would bring its lines into the caches.
 				keys = make([][]byte, 1<<18)
@@ -490,6 +493,11 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 				mustFind = false // not every key is in the store
 			} else {
 				d = benchDB(b, n)
+				if p := *pairedParallelism; p > 0 {
+					// The store is shared: a bound, above the helpers
+					// it has, waits for no more of them.
+					d.opts.multiGetWorkers = p
+				}
 				for i := range keys {
 					k := 2 * rng.Intn(n)
 					if !present {

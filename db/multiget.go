@@ -108,10 +108,11 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 		return
 	}
 	rs := ref.rs
-	if rs.hasRangeDels() || rs.v.SharedBoundaries != ([manifest.NumLevels]bool{}) {
+	if rs.hasRangeDels() || rs.v.SharedBoundaries != ([manifest.NumLevels]bool{}) || len(rs.v.Files[0]) > maxL0Tables {
 		// Each key on its own, as Get does: against the tombstones, or
 		// through every table a LevelDB level split a key's versions
-		// between (the walk below gives each key one table per level).
+		// between (the walk below gives each key one table per level),
+		// or through more level-0 tables than deeper keeps a bit for.
 		for i, k := range keys {
 			values[i], errs[i] = d.get(rs, k, seq)
 		}
@@ -125,7 +126,7 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 		pending = make([]int, 0, len(keys))
 	}
 	// The batch's state lives in the pooled scratch: the helpers of
-	// lookupAll reach it through a closure, which would move a local one
+	// lookupCands reach it through a closure, which would move a local one
 	// to the heap on every call.
 	sc := mgScratchPool.Get().(*mgScratch)
 	mg := &sc.mg
@@ -139,44 +140,9 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 		pending = mg.memTables(rs, pending)
 	}
 
-	// Level 0 first, table by table, newest first: a key one table
-	// answers is not asked of the older ones.
-	// pending lists its keys in increasing order until level 0's probes
-	// reorder it.
-	inOrder := true
-	if files := rs.v.Files[0]; len(files) > 0 {
-		inOrder = false
-		mg.level = 0
-		for _, f := range files {
-			lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
-			// out collects the keys the table leaves unanswered. It
-			// shares pending's array: it never holds more keys than the
-			// loop has passed (a key is in out or queued, and a probe
-			// moves the queued ones to out).
-			out := pending[:0]
-			var r *sstable.Reader
-			var rerr error
-			for _, i := range pending {
-				if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
-					out = append(out, i)
-					continue
-				}
-				if r == nil && rerr == nil {
-					r, rerr = d.tables.get(f)
-				}
-				if rerr != nil {
-					errs[i] = rerr
-					continue
-				}
-				out = mg.add(out, i, f, r)
-			}
-			pending = mg.probe(out)
-		}
-		mg.flushCounters()
-	}
-	// Then the sorted levels, all at once.
+	// Then the tables, all at once.
 	if len(pending) > 0 {
-		mg.deeper(rs.v, pending, inOrder && len(pending) == len(keys))
+		mg.deeper(rs.v, pending, len(pending) == len(keys))
 	}
 	q := max(sc.queued, sc.n)
 	clear(sc.keys[:q])
@@ -269,10 +235,9 @@ type multiGet struct {
 	seek [64]byte
 	sc   *mgScratch
 
-	// deferred is set while deeper probes the sorted levels: probe then
-	// records the keys its filters let through as candidates instead of
-	// looking them up.
-	deferred bool
+	// l0 is the level-0 table (its index in the level) being probed,
+	// while level is 0.
+	l0 int
 	// lv holds the filter counts of each level not yet added to the DB's
 	// counters (flushCounters).
 	lv [manifest.NumLevels]struct{ checks, positives, truePositives int64 }
@@ -295,6 +260,7 @@ type multiGet struct {
 type mgCand struct {
 	i     int // the key's index in the batch
 	level int
+	l0    int // at level 0, the table's index in the level
 	f     *manifest.FileMetadata
 	r     *sstable.Reader
 	err   error
@@ -318,14 +284,10 @@ type mgScratch struct {
 	maybe   [64]bool
 	files   [64]*manifest.FileMetadata
 	readers [64]*sstable.Reader
-	// look lists the positions a probe looks up in their tables, and
-	// answered their results, a lookupResult each.
-	look     [64]int
-	answered [64]lookupResult
 
 	// deeper's candidates, and per key of the batch: its first candidate
-	// and the last one recorded, the levels whose filters it was checked
-	// against and let it through (bit per level); per candidate, the
+	// and the last one recorded, the sorted levels whose filters it was
+	// checked against and let it through (bit per level); per candidate, the
 	// key's next one; the candidates of a round. first, last and next
 	// hold a candidate's index plus one (0: none), so that a clear
 	// resets them.
@@ -333,6 +295,10 @@ type mgScratch struct {
 	first, last, next []int32
 	checked, passed   []uint8
 	round             []int32
+	// Per key of the batch, the level-0 tables (bit per table, by index
+	// in the level) whose filters it was checked against and let it
+	// through.
+	l0Checked, l0Passed []uint64
 
 	// The keys deeper's sorted levels ask of filters of the batch's
 	// hash policy (multiGet.hashPolicy), up to a chunk of 64: each one's
@@ -369,18 +335,6 @@ type mgScratch struct {
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
 
-// add queues key i for a lookup in table f, read through r. out collects
-// the keys left unanswered; add returns it extended by the keys of a full
-// queue it had to probe.
-func (mg *multiGet) add(out []int, i int, f *manifest.FileMetadata, r *sstable.Reader) []int {
-	sc := mg.sc
-	if sc.n == len(sc.idx) {
-		out = mg.probe(out)
-	}
-	sc.queue(i, mg.keys[i], f, r)
-	return out
-}
-
 // queue appends key i (whose bytes are k) and its table to the queue,
 // which must not be full. It inlines, so deeper's loop over every key
 // and level queues without a call.
@@ -390,15 +344,15 @@ func (sc *mgScratch) queue(i int, k []byte, f *manifest.FileMetadata, r *sstable
 	sc.n = n + 1
 }
 
-// probe answers the queued keys: their filter probes in one batch, then
-// the index and a data block for each key a filter lets through. It
-// returns out extended by the keys no table answered.
-func (mg *multiGet) probe(out []int) []int {
+// probe asks the queued keys' filters, in one batch when their tables
+// share a policy, and records the keys they let through as candidates
+// (record).
+func (mg *multiGet) probe() {
 	sc := mg.sc
 	n := sc.n
 	sc.queued = max(sc.queued, n)
 	if n == 0 {
-		return out
+		return
 	}
 	sc.n = 0
 	// One batch when every queued table has a filter of one policy (the
@@ -438,39 +392,8 @@ func (mg *multiGet) probe(out []int) []int {
 			sc.maybe[j] = sc.readers[j].MayContain(sc.keys[j])
 		}
 	}
-	if mg.deferred {
-		mg.record(n)
-		clear(sc.readers[:n])
-		return out
-	}
-	// The keys a filter let through (or whose table has none) are
-	// looked up in their tables' indexes and data blocks.
-	look := sc.look[:0]
-	for j := 0; j < n; j++ {
-		if sc.readers[j].HasFilter() {
-			mg.lv[mg.level].checks++
-			if !sc.maybe[j] {
-				out = append(out, sc.idx[j])
-				continue
-			}
-			mg.lv[mg.level].positives++
-		}
-		look = append(look, j)
-	}
-	mg.lookupAll(look)
-	for _, j := range look {
-		switch sc.answered[j] {
-		case lookupMiss:
-			out = append(out, sc.idx[j])
-		case lookupFound:
-			// A read error is no true positive, as in Get.
-			if sc.readers[j].HasFilter() {
-				mg.lv[mg.level].truePositives++
-			}
-		}
-	}
+	mg.record(n)
 	clear(sc.readers[:n])
-	return out
 }
 
 // keyHashes returns the KeyHash of every key of the batch under hp,
@@ -510,16 +433,6 @@ func (mg *multiGet) keyHashes(hp filter.HashBatchPolicy) []uint64 {
 // processor for a sleeping helper up to tens (a batch of 8 present keys
 // measured slower with 2 goroutines than with 1).
 const minLookupsPerWorker = 8
-
-// lookupAll looks up the queued keys at positions look (which is
-// sc.look's array), setting sc.answered, through spread.
-func (mg *multiGet) lookupAll(look []int) {
-	mg.spread(len(look), func(mg *multiGet, t int, seek []byte) {
-		sc := mg.sc
-		j := sc.look[t]
-		sc.answered[j] = mg.lookupIn(sc.idx[j], sc.files[j], sc.readers[j], seek)
-	})
-}
 
 // spread calls do(mg, t, seek) for every t in [0, n), each a lookup of
 // one key, with seek a buffer for the lookup's seek key. A key's lookup
@@ -590,34 +503,72 @@ func (mg *multiGet) flushCounters() {
 	}
 }
 
-// deeper answers the keys pending after the memtables and level 0 from
-// the sorted levels. Every level's tables and filters are asked for every
-// key first, so that the lookups of all levels can go in rounds: each
-// round looks every key up in its shallowest candidate table left, and
-// spreads those lookups over helper goroutines (lookupAll). One round
-// answers a present key in most stores; a key a shallower level's filter
-// let through by mistake takes a round more. Get's order is kept: a key
-// is answered by its shallowest table that holds it (or fails to read),
-// and the filter counts are those of Get, which stops at that level.
+// maxL0Tables is the most level-0 tables deeper keeps a bit for, per
+// key; a MultiGet on a store with more reads each key as Get does.
+const maxL0Tables = 64
+
+// tableFailure is a table of a level that failed to open in this call,
+// and its error: it is tried once a call, not once a key (the keys it
+// would fail may be answered higher up, where Get would never open it).
+type tableFailure struct {
+	f   *manifest.FileMetadata
+	err error
+}
+
+// deeper answers the keys pending after the memtables from the tables.
+// Every table's filter is asked for every key first, level 0's tables
+// newest first then the sorted levels, so that the lookups of all tables
+// can go in rounds: each round looks every key up in its first candidate
+// table left, and spreads those lookups over helper goroutines
+// (lookupCands). One round answers a present key in most stores; a key a
+// filter let through by mistake takes a round more. Get's order is kept:
+// a key is answered by the first table, in Get's order, that holds it (or
+// fails to read), and the filter counts are those of Get, which stops
+// there. all is set when pending is every key of the batch, in order.
 func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
-	d, sc, keys := mg.d, mg.sc, mg.keys
+	sc, keys := mg.sc, mg.keys
 	n := len(keys)
 	if cap(sc.first) < n {
 		sc.first, sc.last = make([]int32, n), make([]int32, n)
 		sc.checked, sc.passed = make([]uint8, n), make([]uint8, n)
+		sc.l0Checked, sc.l0Passed = make([]uint64, n), make([]uint64, n)
 	}
 	sc.first, sc.last = sc.first[:n], sc.last[:n]
 	sc.checked, sc.passed = sc.checked[:n], sc.passed[:n]
+	sc.l0Checked, sc.l0Passed = sc.l0Checked[:n], sc.l0Passed[:n]
 	clear(sc.first)
 	clear(sc.last)
 	clear(sc.checked)
 	clear(sc.passed)
 	sc.cands, sc.next = sc.cands[:0], sc.next[:0]
-	mg.deferred = true
+	at := &sc.at
+	// Level 0, table by table: a key is asked of each table whose range
+	// holds it.
+	if files := v.Files[0]; len(files) > 0 {
+		clear(sc.l0Checked)
+		clear(sc.l0Passed)
+		mg.level = 0
+		for t, f := range files {
+			mg.l0 = t
+			lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
+			var failed tableFailure
+			for start := 0; start < len(pending); start += len(at) {
+				chunk := pending[start:min(start+len(at), len(pending))]
+				for j, i := range chunk {
+					at[j] = 0
+					if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
+						at[j] = -1
+					}
+				}
+				mg.probeChunk(files[t:t+1], chunk, at[:len(chunk)], &failed)
+			}
+			mg.probe()
+		}
+	}
 	// When pending is every key in order (all: the usual case, where no
-	// memtable or level-0 table answered any), the searches read keys
-	// itself; otherwise kbuf gathers them.
-	kbuf, at := &sc.kbuf, &sc.at
+	// memtable answered any), the searches read keys itself; otherwise
+	// kbuf gathers them.
+	kbuf := &sc.kbuf
 	gathered := false // kbuf holds pending's first 64 keys
 	for level := 1; level < manifest.NumLevels; level++ {
 		files := v.Files[level]
@@ -625,11 +576,7 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 			continue
 		}
 		mg.level = level
-		// A table that fails to open is tried once a call, not once a key
-		// (the keys it would fail may be answered higher up, where Get
-		// would never open it).
-		var failed *manifest.FileMetadata
-		var failErr error
+		var failed tableFailure
 		for start := 0; start < len(pending); start += len(kbuf) {
 			chunk := pending[start:min(start+len(kbuf), len(pending))]
 			var ks [][]byte
@@ -648,62 +595,10 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 				ks = kbuf[:len(chunk)]
 			}
 			v.FindFileBatch(level, ks, at[:len(chunk)])
-			// The keys whose tables have filters of the batch's hash
-			// policy are gathered, with their hashes, and probed after
-			// the loop; the others go through the queue and probe.
-			kh := sc.keyHash[0]
-			nh, j := 0, 0
-			for {
-				j, nh = sc.gather(chunk, at[:len(chunk)], files, kh, j, nh)
-				if j == len(chunk) {
-					break
-				}
-				i, a := chunk[j], at[j]
-				f, m := files[a], &sc.memo[uint(a)%uint(len(sc.memo))]
-				if m.f != f {
-					if f == failed {
-						mg.candidate(mgCand{i: i, level: level, f: f, err: failErr})
-						j++
-						continue
-					}
-					r, err := d.tables.get(f)
-					if err != nil {
-						failed, failErr = f, err
-						mg.candidate(mgCand{i: i, level: level, f: f, err: err})
-						j++
-						continue
-					}
-					t := sc.nTables // below 64: one table at most a key
-					sc.tables[t], sc.tableFilter[t] = mg.opened(f, r)
-					sc.nTables++
-					*m = memoSlot{f: f, t: uint8(t), hashed: sc.tables[t].hashed}
-					sc.memoUsed |= 1 << (uint(a) % uint(len(sc.memo)))
-					kh = sc.keyHash[0] // opened may have hashed the keys
-					if m.hashed {
-						continue // gather takes key j
-					}
-				}
-				// mg.add, with the queueing inlined.
-				if sc.n == len(sc.idx) {
-					mg.probe(nil)
-				}
-				sc.queue(i, keys[i], f, sc.tables[m.t%64].r)
-				j++
-			}
-			if nh > 0 {
-				mg.probeHashed(nh)
-			}
-			clear(sc.tables[:sc.nTables])
-			clear(sc.tableFilter[:sc.nTables])
-			sc.nTables = 0
-			for u := sc.memoUsed; u != 0; u &= u - 1 {
-				sc.memo[bits.TrailingZeros64(u)] = memoSlot{}
-			}
-			sc.memoUsed = 0
+			mg.probeChunk(files, chunk, at[:len(chunk)], &failed)
 		}
-		mg.probe(nil)
+		mg.probe()
 	}
-	mg.deferred = false
 	if !all {
 		clear(kbuf[:min(len(pending), len(kbuf))])
 	}
@@ -737,7 +632,13 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 				}
 			}
 			// Answered at cd.level: Get would not have asked the
-			// deeper levels' filters.
+			// deeper levels' filters, nor, at level 0, the older
+			// tables' (those after cd.l0 in the level).
+			if cd.level == 0 {
+				older := ^(uint64(2)<<uint(cd.l0) - 1)
+				mg.lv[0].checks -= int64(bits.OnesCount64(sc.l0Checked[cd.i] & older))
+				mg.lv[0].positives -= int64(bits.OnesCount64(sc.l0Passed[cd.i] & older))
+			}
 			for l := cd.level + 1; l < manifest.NumLevels; l++ {
 				bit := uint8(1) << l
 				if sc.checked[cd.i]&bit != 0 {
@@ -752,6 +653,64 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 	}
 	sc.round = cur[:0]
 	mg.flushCounters()
+}
+
+// probeChunk asks the filters of the tables a chunk of keys falls in
+// (files[at[j]] for key chunk[j]; none for -1) about the keys, and records
+// the keys they let through as candidates of mg.level: the keys whose
+// tables have filters of the batch's hash policy are gathered, with their
+// hashes, and probed at the end; the others go through the queue (probe).
+// failed is the level's table that failed to open, if any.
+func (mg *multiGet) probeChunk(files []*manifest.FileMetadata, chunk, at []int, failed *tableFailure) {
+	d, sc, keys, level := mg.d, mg.sc, mg.keys, mg.level
+	kh := sc.keyHash[0]
+	nh, j := 0, 0
+	for {
+		j, nh = sc.gather(chunk, at, files, kh, j, nh)
+		if j == len(chunk) {
+			break
+		}
+		i, a := chunk[j], at[j]
+		f, m := files[a], &sc.memo[uint(a)%uint(len(sc.memo))]
+		if m.f != f {
+			if f == failed.f {
+				mg.candidate(mgCand{i: i, level: level, f: f, err: failed.err})
+				j++
+				continue
+			}
+			r, err := d.tables.get(f)
+			if err != nil {
+				*failed = tableFailure{f, err}
+				mg.candidate(mgCand{i: i, level: level, f: f, err: err})
+				j++
+				continue
+			}
+			t := sc.nTables // below 64: one table at most a key
+			sc.tables[t], sc.tableFilter[t] = mg.opened(f, r)
+			sc.nTables++
+			*m = memoSlot{f: f, t: uint8(t), hashed: sc.tables[t].hashed}
+			sc.memoUsed |= 1 << (uint(a) % uint(len(sc.memo)))
+			kh = sc.keyHash[0] // opened may have hashed the keys
+			if m.hashed {
+				continue // gather takes key j
+			}
+		}
+		if sc.n == len(sc.idx) {
+			mg.probe()
+		}
+		sc.queue(i, keys[i], f, sc.tables[m.t%64].r)
+		j++
+	}
+	if nh > 0 {
+		mg.probeHashed(nh)
+	}
+	clear(sc.tables[:sc.nTables])
+	clear(sc.tableFilter[:sc.nTables])
+	sc.nTables = 0
+	for u := sc.memoUsed; u != 0; u &= u - 1 {
+		sc.memo[bits.TrailingZeros64(u)] = memoSlot{}
+	}
+	sc.memoUsed = 0
 }
 
 // memoSlot is a table of a level (f), its index in mgScratch.tables and
@@ -830,13 +789,15 @@ func (mg *multiGet) probeHashed(n int) {
 	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:sc.nTables], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
 	lv := &mg.lv[mg.level]
 	lv.checks += int64(n)
-	bit := uint8(1) << mg.level
+	bit, l0bit := mg.levelBits()
 	for t, maybe := range sc.hMaybe[:n] {
 		i := int(sc.hIdx[t])
 		sc.checked[i] |= bit
+		sc.l0Checked[i] |= l0bit
 		if maybe {
 			lv.positives++
 			sc.passed[i] |= bit
+			sc.l0Passed[i] |= l0bit
 			o := &sc.tables[sc.hSlot[t]%64]
 			mg.candidate(mgCand{i: i, level: mg.level, f: o.f, r: o.r})
 		}
@@ -848,26 +809,39 @@ func (mg *multiGet) probeHashed(n int) {
 func (mg *multiGet) record(n int) {
 	sc := mg.sc
 	lv := &mg.lv[mg.level]
-	bit := uint8(1) << mg.level
+	bit, l0bit := mg.levelBits()
 	for j := 0; j < n; j++ {
 		i := sc.idx[j]
 		if sc.readers[j].HasFilter() {
 			lv.checks++
 			sc.checked[i] |= bit
+			sc.l0Checked[i] |= l0bit
 			if !sc.maybe[j] {
 				continue
 			}
 			lv.positives++
 			sc.passed[i] |= bit
+			sc.l0Passed[i] |= l0bit
 		}
 		mg.candidate(mgCand{i: i, level: mg.level, f: sc.files[j], r: sc.readers[j]})
 	}
+}
+
+// levelBits returns the bit of mg.level in mgScratch.checked and passed,
+// and that of the level-0 table probed in l0Checked and l0Passed (0 on
+// the sorted levels).
+func (mg *multiGet) levelBits() (uint8, uint64) {
+	if mg.level == 0 {
+		return 1, 1 << uint(mg.l0)
+	}
+	return 1 << uint(mg.level), 0
 }
 
 // candidate appends c to the candidates, after its key's others (the
 // levels are probed in order, so a key's list is shallowest first).
 func (mg *multiGet) candidate(c mgCand) {
 	sc := mg.sc
+	c.l0 = mg.l0
 	k := int32(len(sc.cands)) + 1
 	sc.cands = append(sc.cands, c)
 	sc.next = append(sc.next, 0)
