@@ -848,8 +848,9 @@ func (d *DB) getRangeDels(rs *readState, key []byte, seq uint64) ([]byte, error)
 		return d.getPoint(rs, key, seq)
 	}
 	var h uint64
-	for _, mem := range [2]*memtable.MemTable{rs.mem, rs.imm} {
-		if mem == nil || !d.memMayContain(mem, key, &h) {
+	for i, mem := range [2]*memtable.MemTable{rs.mem, rs.imm} {
+		// An empty active memtable is not asked, as in getPoint.
+		if mem == nil || i == 0 && mem.Empty() || !d.memMayContain(mem, key, &h) {
 			continue
 		}
 		if v, eseq, kind, ok := mem.GetEntry(key, seq); ok {

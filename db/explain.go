@@ -168,7 +168,8 @@ func (d *DB) explainGet(key []byte, ro *ReadOptions, tr *LookupTrace) ([]byte, e
 			st.Where = "frozen memtable"
 		}
 		var h uint64
-		if !d.memMayContain(mem, key, &h) {
+		// An empty active memtable is not asked, as in Get.
+		if !(i == 0 && mem.Empty()) && !d.memMayContain(mem, key, &h) {
 			st.Outcome = OutcomeNotInFilter
 			st.Elapsed = time.Since(t0)
 			tr.Steps = append(tr.Steps, st)
