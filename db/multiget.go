@@ -209,16 +209,18 @@ func (mg *multiGet) memTables(rs *readState, pending []int) []int {
 		}
 	}
 	m := &mg.d.m
-	if c.negatives > 0 {
-		m.memFilterNegatives.Add(c.negatives)
-	}
-	if c.positives > 0 {
-		m.memFilterPositives.Add(c.positives)
-	}
-	if c.truePositives > 0 {
-		m.memFilterTruePositives.Add(c.truePositives)
-	}
+	addCount(&m.memFilterNegatives, c.negatives)
+	addCount(&m.memFilterPositives, c.positives)
+	addCount(&m.memFilterTruePositives, c.truePositives)
 	return pending
+}
+
+// addCount adds n to c unless it is 0 (a batch's counts: most are 0, and
+// an add is an atomic write to a shared line).
+func addCount(c *base.Counter, n int64) {
+	if n != 0 {
+		c.Add(n)
+	}
 }
 
 // multiGet is the state of one MultiGet: the table being read and the
@@ -490,15 +492,9 @@ func (mg *multiGet) flushCounters() {
 	for l := range mg.lv {
 		c := &mg.lv[l]
 		lm := &mg.d.m.levels[l]
-		if c.checks > 0 {
-			lm.filterChecks.Add(c.checks)
-		}
-		if c.positives > 0 {
-			lm.filterPositives.Add(c.positives)
-		}
-		if c.truePositives > 0 {
-			lm.filterTruePositives.Add(c.truePositives)
-		}
+		addCount(&lm.filterChecks, c.checks)
+		addCount(&lm.filterPositives, c.positives)
+		addCount(&lm.filterTruePositives, c.truePositives)
 		*c = struct{ checks, positives, truePositives int64 }{}
 	}
 }

@@ -173,14 +173,7 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 	for i := 0; i < 3000; i += 7 {
 		keys = append(keys, []byte(fmt.Sprintf("key%05d", i)), []byte(fmt.Sprintf("key%05dx", i)))
 	}
-	a, b := open(), open()
-	defer a.Close()
-	defer b.Close()
-	for _, k := range keys {
-		a.Get(k, nil)
-	}
-	b.MultiGet(keys, nil)
-	ma, mb := a.Metrics(), b.Metrics()
+	ma, mb := getLoopAndMultiGet(open, keys, len(keys))
 	if ma.Filter != mb.Filter || ma.Gets != mb.Gets {
 		t.Fatalf("Get loop: %+v, %d gets; MultiGet: %+v, %d gets", ma.Filter, ma.Gets, mb.Filter, mb.Gets)
 	}
@@ -193,6 +186,22 @@ func TestMultiGetFilterMetrics(t *testing.T) {
 	if mf := ma.MemTableFilter; mf.Checks != int64(len(keys)) || mf.Useful == 0 || mf.TruePositives != 100 {
 		t.Fatalf("memtable filter: %+v for %d keys, 100 of them in the memtable", mf, len(keys))
 	}
+}
+
+// getLoopAndMultiGet opens two stores with open, reads keys from one with
+// a loop of Get and from the other with MultiGets of batch keys, and
+// returns their metrics.
+func getLoopAndMultiGet(open func() *DB, keys [][]byte, batch int) (loop, multi *Metrics) {
+	a, b := open(), open()
+	defer a.Close()
+	defer b.Close()
+	for _, k := range keys {
+		a.Get(k, nil)
+	}
+	for start := 0; start < len(keys); start += batch {
+		b.MultiGet(keys[start:min(start+batch, len(keys))], nil)
+	}
+	return a.Metrics(), b.Metrics()
 }
 
 // TestMultiGetFilterMetricsLevel0 checks the level-0 counters on three
@@ -222,16 +231,8 @@ func TestMultiGetFilterMetricsLevel0(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		keys = append(keys, []byte(fmt.Sprintf("key%05d", i)), []byte(fmt.Sprintf("key%05dx", i)))
 	}
-	a, b := open(), open()
-	defer a.Close()
-	defer b.Close()
-	for _, k := range keys {
-		a.Get(k, nil)
-	}
-	for start := 0; start < len(keys); start += 64 {
-		b.MultiGet(keys[start:min(start+64, len(keys))], nil)
-	}
-	fa, fb := a.Metrics().Levels[0].Filter, b.Metrics().Levels[0].Filter
+	ma, mb := getLoopAndMultiGet(open, keys, 64)
+	fa, fb := ma.Levels[0].Filter, mb.Levels[0].Filter
 	if fa != fb {
 		t.Fatalf("level 0: Get loop %+v, MultiGet %+v", fa, fb)
 	}
