@@ -112,7 +112,8 @@ func (d *DB) multiGet(keys, values [][]byte, errs []error, ro *ReadOptions) {
 		// Each key on its own, as Get does: against the tombstones, or
 		// through every table a LevelDB level split a key's versions
 		// between (the walk below gives each key one table per level),
-		// or through more level-0 tables than deeper keeps a bit for.
+		// or through more level-0 tables than deeper asks at once
+		// (maxL0Tables).
 		for i, k := range keys {
 			values[i], errs[i] = d.get(rs, k, seq)
 		}
@@ -499,9 +500,16 @@ func (mg *multiGet) flushCounters() {
 	}
 }
 
-// maxL0Tables is the most level-0 tables deeper keeps a bit for, per
-// key; a MultiGet on a store with more reads each key as Get does.
-const maxL0Tables = 64
+// maxL0Tables is the most level-0 tables MultiGet reads in its rounds;
+// a store with more reads each key as Get does. deeper asks every level-0
+// table's filter before any lookup, where Get stops at the first table
+// that holds a key: with the tables' ranges overlapping, a key present in
+// the newest of 36 costs 36 probes and up to 36 candidates (72 bytes
+// each) instead of one. The review measured 2.9 µs a key against the
+// Get loop's 1.18 on 36 such tables, and 29 MB for a batch of 2,000 keys.
+// A store keeps about 4 level-0 tables between compactions (the default
+// L0CompactionTrigger); more than 8 is a store behind on compaction.
+const maxL0Tables = 8
 
 // tableFailure is a table of a level that failed to open in this call,
 // and its error: it is tried once a call, not once a key (the keys it
