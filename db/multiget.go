@@ -299,9 +299,9 @@ type mgScratch struct {
 	checked, passed   []uint8
 	round             []int32
 	// Per key of the batch, the level-0 tables (bit per table, by index
-	// in the level) whose filters it was checked against and let it
-	// through.
-	l0Checked, l0Passed []uint64
+	// in the level: at most maxL0Tables) whose filters it was checked
+	// against and let it through.
+	l0Checked, l0Passed []uint8
 
 	// The keys deeper's sorted levels ask of filters of the batch's
 	// hash policy (multiGet.hashPolicy), up to a chunk of 64: each one's
@@ -509,7 +509,7 @@ func (mg *multiGet) flushCounters() {
 // Get loop's 1.18 on 36 such tables, and 29 MB for a batch of 2,000 keys.
 // A store keeps about 4 level-0 tables between compactions (the default
 // L0CompactionTrigger); more than 8 is a store behind on compaction.
-const maxL0Tables = 8
+const maxL0Tables = 8 // a bit each in mgScratch.l0Checked
 
 // tableFailure is a table of a level that failed to open in this call,
 // and its error: it is tried once a call, not once a key (the keys it
@@ -535,7 +535,7 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 	if cap(sc.first) < n {
 		sc.first, sc.last = make([]int32, n), make([]int32, n)
 		sc.checked, sc.passed = make([]uint8, n), make([]uint8, n)
-		sc.l0Checked, sc.l0Passed = make([]uint64, n), make([]uint64, n)
+		sc.l0Checked, sc.l0Passed = make([]uint8, n), make([]uint8, n)
 	}
 	sc.first, sc.last = sc.first[:n], sc.last[:n]
 	sc.checked, sc.passed = sc.checked[:n], sc.passed[:n]
@@ -639,9 +639,9 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 			// deeper levels' filters, nor, at level 0, the older
 			// tables' (those after cd.l0 in the level).
 			if cd.level == 0 {
-				older := ^(uint64(2)<<uint(cd.l0) - 1)
-				mg.lv[0].checks -= int64(bits.OnesCount64(sc.l0Checked[cd.i] & older))
-				mg.lv[0].positives -= int64(bits.OnesCount64(sc.l0Passed[cd.i] & older))
+				older := ^(uint8(2)<<uint(cd.l0) - 1)
+				mg.lv[0].checks -= int64(bits.OnesCount8(sc.l0Checked[cd.i] & older))
+				mg.lv[0].positives -= int64(bits.OnesCount8(sc.l0Passed[cd.i] & older))
 			}
 			for l := cd.level + 1; l < manifest.NumLevels; l++ {
 				bit := uint8(1) << l
@@ -834,7 +834,7 @@ func (mg *multiGet) record(n int) {
 // levelBits returns the bit of mg.level in mgScratch.checked and passed,
 // and that of the level-0 table probed in l0Checked and l0Passed (0 on
 // the sorted levels).
-func (mg *multiGet) levelBits() (uint8, uint64) {
+func (mg *multiGet) levelBits() (uint8, uint8) {
 	if mg.level == 0 {
 		return 1, 1 << uint(mg.l0)
 	}

@@ -37,15 +37,7 @@ func r14bL0(t *testing.T, d *DB, rng *rand.Rand, n int, snap func(int)) {
 		hi := min(lo+width, r14bKeys-1)
 		step := 1 + rng.Intn(7)
 		for i := lo; i <= hi; i += step {
-			var err error
-			if rng.Intn(6) == 0 {
-				err = d.Delete(r14bKey(i), nil)
-			} else {
-				err = d.Put(r14bKey(i), []byte(fmt.Sprintf("t%d-%d", tb, i)), nil)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			r14bWrite(t, d, i, rng.Intn(6) == 0, fmt.Sprintf("t%d-%d", tb, i))
 		}
 		if err := d.Flush(); err != nil {
 			t.Fatal(err)
@@ -396,15 +388,7 @@ func TestReview14bConcurrentFlushesCompactions(t *testing.T) {
 				for tb := 0; tb < 75; tb++ {
 					for j := 0; j < 100; j++ {
 						i := rng.Intn(r14bKeys)
-						var err error
-						if rng.Intn(5) == 0 {
-							err = d.Delete(r14bKey(i), nil)
-						} else {
-							err = d.Put(r14bKey(i), []byte(fmt.Sprintf("c%d-%d", tb, i)), nil)
-						}
-						if err != nil {
-							t.Fatal(err)
-						}
+						r14bWrite(t, d, i, rng.Intn(5) == 0, fmt.Sprintf("c%d-%d", tb, i))
 					}
 					if err := d.Flush(); err != nil {
 						t.Fatal(err)
@@ -709,4 +693,19 @@ func r14bLayout(d *DB) string {
 		}
 	}
 	return string(b)
+}
+
+// r14bWrite deletes key i when del, else puts v under it, failing t on an
+// error.
+func r14bWrite(t testing.TB, d *DB, i int, del bool, v string) {
+	t.Helper()
+	var err error
+	if del {
+		err = d.Delete(r14bKey(i), nil)
+	} else {
+		err = d.Put(r14bKey(i), []byte(v), nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
