@@ -296,6 +296,27 @@ func ExampleOptions_fs() {
 	// not synced: "" bloomkv: not found
 }
 
+// A memtable's filter answers most reads of keys the memtable does not
+// hold without searching it; Metrics.MemTableFilter counts its answers.
+// DisableMemTableFilter turns it off.
+func ExampleOptions_disableMemTableFilter() {
+	d, err := db.Open("/store", &db.Options{FS: vfs.NewMem()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	for i := 0; i < 100; i++ {
+		d.Put([]byte(fmt.Sprintf("key%03d", i)), []byte("v"), nil)
+	}
+	d.Get([]byte("key007"), nil)  // in the memtable: the filter lets it through
+	d.Get([]byte("absent"), nil)  // most likely "not there": no search
+	d.Get([]byte("absent2"), nil) // the same
+	m := d.Metrics().MemTableFilter
+	fmt.Printf("checks %d, found %d, not searched %d\n", m.Checks, m.TruePositives, m.Useful)
+	// Output:
+	// checks 3, found 1, not searched 2
+}
+
 // Checkpoint writes a consistent copy of a live store into a new
 // directory; the copy opens as a store of its own. Tables are hard-linked,
 // so a checkpoint costs little space until the stores diverge.
