@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -169,28 +168,45 @@ func (mg *multiGet) memTables(rs *readState, pending []int) []int {
 	if rs.mem.Empty() {
 		mems[0] = nil
 	}
-	var kh []uint64
-	if mems[0] != nil && mems[0].HasFilter() || mems[1] != nil && mems[1].HasFilter() {
-		kh = sc.keyHash[0]
+	// With filters, the keys are hashed, and their filter checks made, in
+	// one pass before any search: bit m of pass[i] is set when memtable m
+	// may hold key i (or has no filter), so the checks' loads overlap.
+	var pass []uint8
+	f0 := mems[0] != nil && mems[0].HasFilter()
+	f1 := mems[1] != nil && mems[1].HasFilter()
+	if f0 || f1 {
+		kh := sc.keyHash[0]
 		if cap(kh) < len(keys) {
 			kh = make([]uint64, len(keys))
 		}
-		kh = kh[:len(keys)]
+		if cap(sc.memPass) < len(keys) {
+			sc.memPass = make([]uint8, len(keys))
+		}
+		kh, pass = kh[:len(keys)], sc.memPass[:len(keys)]
 		for i, k := range keys {
-			kh[i] = memtable.KeyHash(k)
+			h := memtable.KeyHash(k)
+			kh[i] = h
+			p := uint8(3)
+			if f0 && !mems[0].MayContainHash(h) {
+				p &^= 1
+			}
+			if f1 && !mems[1].MayContainHash(h) {
+				p &^= 2
+			}
+			pass[i] = p
 		}
 		sc.keyHash[0], mg.memHashed = kh, true
 	}
 	var c struct{ positives, negatives, truePositives int64 }
 	for i, k := range keys {
 		answered := false
-		for _, mem := range mems {
+		for m, mem := range mems {
 			if mem == nil {
 				continue
 			}
 			filtered := mem.HasFilter()
 			if filtered {
-				if !mem.MayContainHash(kh[i]) {
+				if pass[i]>>m&1 == 0 {
 					c.negatives++
 					continue
 				}
@@ -334,6 +350,8 @@ type mgScratch struct {
 	// keyHash holds the hashes of the batch's keys under the policies
 	// multiGet.hashName names (filter.HashBatchPolicy).
 	keyHash [2][]uint64
+	// memPass holds memTables' filter answers, a bit a memtable.
+	memPass []uint8
 }
 
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
@@ -546,6 +564,24 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 	clear(sc.passed)
 	sc.cands, sc.next = sc.cands[:0], sc.next[:0]
 	at := &sc.at
+	// When pending is every key in order (all: the usual case, where no
+	// memtable answered any), the checks read keys itself; otherwise kbuf
+	// gathers them, once for every table and level when pending holds at
+	// most 64 keys (the usual case).
+	kbuf := &sc.kbuf
+	gathered := false // kbuf holds pending's first 64 keys
+	chunkKeys := func(start int, chunk []int) [][]byte {
+		switch {
+		case all:
+			return keys[start : start+len(chunk)]
+		case start > 0 || !gathered:
+			for j, i := range chunk {
+				kbuf[j] = keys[i]
+			}
+			gathered = start == 0
+		}
+		return kbuf[:len(chunk)]
+	}
 	// Level 0, table by table: a key is asked of each table whose range
 	// holds it.
 	if files := v.Files[0]; len(files) > 0 {
@@ -554,26 +590,15 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 		mg.level = 0
 		for t, f := range files {
 			mg.l0 = t
-			lo, hi := base.UserKey(f.Smallest), base.UserKey(f.Largest)
 			var failed tableFailure
 			for start := 0; start < len(pending); start += len(at) {
 				chunk := pending[start:min(start+len(at), len(pending))]
-				for j, i := range chunk {
-					at[j] = 0
-					if k := keys[i]; bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) > 0 {
-						at[j] = -1
-					}
-				}
+				manifest.InRangeBatch(f, chunkKeys(start, chunk), at[:len(chunk)])
 				mg.probeChunk(files[t:t+1], chunk, at[:len(chunk)], &failed)
 			}
 			mg.probe()
 		}
 	}
-	// When pending is every key in order (all: the usual case, where no
-	// memtable answered any), the searches read keys itself; otherwise
-	// kbuf gathers them.
-	kbuf := &sc.kbuf
-	gathered := false // kbuf holds pending's first 64 keys
 	for level := 1; level < manifest.NumLevels; level++ {
 		files := v.Files[level]
 		if len(files) == 0 {
@@ -583,22 +608,7 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 		var failed tableFailure
 		for start := 0; start < len(pending); start += len(kbuf) {
 			chunk := pending[start:min(start+len(kbuf), len(pending))]
-			var ks [][]byte
-			switch {
-			case all:
-				ks = keys[start : start+len(chunk)]
-			case start > 0 || !gathered:
-				// A batch of at most 64 pending keys (the usual case) is
-				// gathered once for every level.
-				for j, i := range chunk {
-					kbuf[j] = keys[i]
-				}
-				gathered = start == 0
-				fallthrough
-			default:
-				ks = kbuf[:len(chunk)]
-			}
-			v.FindFileBatch(level, ks, at[:len(chunk)])
+			v.FindFileBatch(level, chunkKeys(start, chunk), at[:len(chunk)])
 			mg.probeChunk(files, chunk, at[:len(chunk)], &failed)
 		}
 		mg.probe()

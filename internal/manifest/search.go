@@ -337,3 +337,58 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 	}
 	return open == 0
 }
+
+// InRangeBatch sets at[j] to 0 when table f's user-key range holds
+// ukeys[j] and to -1 otherwise: the range check of a level-0 table for a
+// batch (DB.MultiGet), whose tables' ranges overlap, so each is checked
+// on its own. at must be as long as ukeys.
+//
+// Two whole-key comparisons a key cost about 11 ns (most of a MultiGet
+// key's check of two level-0 tables in kvbench's store); the check here
+// compares the 8 bytes after the prefix f's bounds share, as integers,
+// as levelIndex does for a sorted level, and compares whole keys only
+// for a key that does not start with the prefix, is shorter than 8
+// bytes, or whose window equals a bound's.
+func InRangeBatch(f *FileMetadata, ukeys [][]byte, at []int) {
+	at = at[:len(ukeys)]
+	lo, hi := f.smallestUkey(), f.largestUkey()
+	cp := 0
+	for cp < len(lo) && cp < len(hi) && lo[cp] == hi[cp] {
+		cp++
+	}
+	// As in buildLevelIndex, the window starts early enough that the
+	// shorter bound fills it.
+	cp = max(0, min(cp, len(lo)-8, len(hi)-8))
+	prefix := lo[:cp]
+	s, w := window(lo[cp:]), window(hi[cp:])
+	// A prefix of up to 8 bytes is checked in one integer comparison of
+	// a key's first 8 bytes (mask is 0 for no prefix); a longer one as
+	// bytes.
+	short := cp <= 8
+	pre, mask := window(prefix), ^uint64(0)<<(64-8*uint(min(cp, 8)))
+	for j, k := range ukeys {
+		var p uint64
+		ok := false
+		switch {
+		case short && len(k) >= 8:
+			if ok = (binary.BigEndian.Uint64(k)^pre)&mask == 0; ok {
+				off := min(cp, len(k)-8)
+				p = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
+			}
+		case !short && len(k) >= cp:
+			if ok = string(k[:cp]) == string(prefix); ok {
+				p = tailWindow(k, cp)
+			}
+		}
+		if ok && p != s && p != w {
+			// Without a branch: whether a key falls in a table is as
+			// unpredictable as a search step.
+			at[j] = b2i(s < p)&b2i(p < w) - 1
+			continue
+		}
+		at[j] = -1
+		if bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) <= 0 {
+			at[j] = 0
+		}
+	}
+}

@@ -328,3 +328,73 @@ func TestTailWindow(t *testing.T) {
 		}
 	}
 }
+
+// inRangeWant is InRangeBatch's answer for one key by whole-key
+// comparisons.
+func inRangeWant(f *FileMetadata, k []byte) int {
+	if bytes.Compare(k, f.smallestUkey()) >= 0 && bytes.Compare(k, f.largestUkey()) <= 0 {
+		return 0
+	}
+	return -1
+}
+
+// checkInRangeBatch runs InRangeBatch on keys and compares every answer
+// with inRangeWant; it also checks that nothing past the keys is written.
+func checkInRangeBatch(t *testing.T, f *FileMetadata, keys [][]byte) {
+	t.Helper()
+	at := make([]int, len(keys)+1)
+	at[len(keys)] = 7
+	InRangeBatch(f, keys, at[:len(keys)])
+	for j, k := range keys {
+		if want := inRangeWant(f, k); at[j] != want {
+			t.Fatalf("InRangeBatch(%q) in [%q, %q] = %d, want %d", k, f.smallestUkey(), f.largestUkey(), at[j], want)
+		}
+	}
+	if at[len(keys)] != 7 {
+		t.Fatal("InRangeBatch wrote past its keys")
+	}
+}
+
+// TestInRangeBatchAgainstCompare checks InRangeBatch against whole-key
+// comparisons for tables and probe keys of every key family, including
+// bounds that share more than 8 bytes ("beyond-window"), keys shorter
+// than 8 bytes or than the bounds' prefix ("zeros", "tiny"), each bound
+// and its neighbours, and a table of one key.
+func TestInRangeBatchAgainstCompare(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for name, shape := range keyShapes {
+		t.Run(name, func(t *testing.T) {
+			for iter := 0; iter < 300; iter++ {
+				a, b := shape(rng), shape(rng)
+				if iter%10 == 0 {
+					b = a
+				}
+				if bytes.Compare(a, b) > 0 {
+					a, b = b, a
+				}
+				f := meta(1, string(a), string(b), 1, 2)
+				keys := [][]byte{a, b, append(slices.Clip(a), 0), append(slices.Clip(b), 0), a[:len(a)/2], b[:max(0, len(b)-1)]}
+				for len(keys) < 80 {
+					keys = append(keys, shape(rng))
+				}
+				checkInRangeBatch(t, f, keys)
+			}
+		})
+	}
+}
+
+// FuzzInRangeBatch checks InRangeBatch against whole-key comparisons for
+// any bounds and probe.
+func FuzzInRangeBatch(f *testing.F) {
+	f.Add([]byte("0000000000000008"), []byte("0000000000199995"), []byte("0000000000012345."))
+	f.Add([]byte("tenant:aaaaaaaaaaaa000001"), []byte("tenant:aaaaaaaaaaab004999"), []byte("tenant:aaaaaaaaaaab"))
+	f.Add([]byte("p\x00\x00"), []byte("p\x00\x01"), []byte("p\x00"))
+	f.Add([]byte(""), []byte("\xff"), []byte(""))
+	f.Fuzz(func(t *testing.T, a, b, probe []byte) {
+		if bytes.Compare(a, b) > 0 {
+			a, b = b, a
+		}
+		fm := meta(1, string(a), string(b), 1, 2)
+		checkInRangeBatch(t, fm, [][]byte{probe, a, b, append(slices.Clip(probe), 0)})
+	})
+}
