@@ -151,6 +151,9 @@ func fuzzTable(t *testing.T, data []byte, skipChecksums bool) {
 		}
 		it.SeekGE(k)
 		it.SeekLT(k)
+		if len(k) >= base.TrailerLen {
+			checkSeekIndex(t, r, k)
+		}
 	}
 	if err := it.Close(); err != nil && !isDamage(err) {
 		t.Fatalf("iterator error %v does not wrap ErrCorruption", err)

@@ -205,7 +205,7 @@ func (it *Iterator) SeekGE(ikey []byte) bool {
 		return false
 	}
 	it.initKeyBufs()
-	if !it.index.SeekGE(ikey) {
+	if !it.r.seekIndex(&it.index, ikey, base.UserKey(ikey)) {
 		return it.indexDone()
 	}
 	if !it.loadBlock() {
@@ -221,7 +221,7 @@ func (it *Iterator) SeekLT(ikey []byte) bool {
 		return false
 	}
 	it.initKeyBufs()
-	if !it.index.SeekGE(ikey) {
+	if !it.r.seekIndex(&it.index, ikey, base.UserKey(ikey)) {
 		if it.index.Error() != nil {
 			return it.indexDone()
 		}

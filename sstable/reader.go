@@ -86,6 +86,7 @@ type Reader struct {
 	policyName string        // policy.Name(), asked once ("" with no policy)
 	ldbFilter  levelDBFilter // FormatLevelDB: filterData parsed
 	ldbSeps    levelDBSeps   // FormatLevelDB with a filter: the index decoded
+	iwin       indexWindows  // the index's search windows (seekIndex)
 	rangeDels  []rangedel.Tombstone
 
 	rangeData   []byte
@@ -339,7 +340,8 @@ func (r *Reader) parseMetaindex(block []byte, metaindexOff uint64) (mi metaHandl
 // strictly increasing order, and handles must be well formed, in file
 // order, not overlapping, inside the data region, and as many as the
 // properties say (in a LevelDB table, which has no count to check, their
-// number becomes Properties.NumDataBlocks).
+// number becomes Properties.NumDataBlocks). It then builds the index's
+// search windows (indexWindows).
 func (r *Reader) checkIndex() error {
 	var it blockIter
 	if err := it.init(false, r.index); err != nil {
@@ -377,6 +379,7 @@ func (r *Reader) checkIndex() error {
 	} else if n != r.props.NumDataBlocks {
 		return base.CorruptionErrorf("sstable: index has %d data blocks, properties say %d", n, r.props.NumDataBlocks)
 	}
+	r.iwin = buildIndexWindows(r.index)
 	return nil
 }
 
@@ -728,7 +731,7 @@ func (r *Reader) FilterBytes() int { return len(r.filterData) }
 // and for a LevelDB table with a filter its decoded copy (levelDBSeps).
 func (r *Reader) IndexBytes() int {
 	s := &r.ldbSeps
-	return len(r.index) + cap(s.keys) + 4*cap(s.ends) + 8*cap(s.offs)
+	return len(r.index) + cap(s.keys) + 4*cap(s.ends) + 8*cap(s.offs) + r.iwin.bytes()
 }
 
 // MayContain asks the table's filter whether user key ukey may be in the
@@ -815,7 +818,7 @@ func (r *Reader) Find(ikey []byte) (key, value []byte, ok bool, err error) {
 		return nil, nil, false, err
 	}
 	var data blockIter
-	for valid := idx.SeekGE(ikey); valid; valid = idx.Next() {
+	for valid := r.seekIndex(&idx, ikey, base.UserKey(ikey)); valid; valid = idx.Next() {
 		h, _, err := decodeHandle(idx.Value())
 		if err != nil {
 			return nil, nil, false, err
@@ -903,7 +906,7 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 	if err := idx.init(false, r.index); err != nil {
 		return nil, 0, 0, false, err
 	}
-	for valid := idx.SeekGE(seek); valid; valid = idx.Next() {
+	for valid := r.seekIndex(idx, seek, base.UserKey(seek)); valid; valid = idx.Next() {
 		h, _, err := decodeHandle(idx.Value())
 		if err != nil {
 			return nil, 0, 0, false, err
@@ -1073,6 +1076,7 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	r.index = nil
+	r.iwin = indexWindows{}
 	r.filterData = nil
 	r.policy, r.policyName = nil, ""
 	return nil
@@ -1094,7 +1098,7 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 	if err := idx.init(false, r.index); err != nil {
 		return nil, false, nil, err
 	}
-	for valid := idx.SeekGE(seek); valid; valid = idx.Next() {
+	for valid := r.seekIndex(&idx, seek, base.UserKey(seek)); valid; valid = idx.Next() {
 		h, _, err := decodeHandle(idx.Value())
 		if err != nil {
 			return nil, false, blocks, err

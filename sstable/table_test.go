@@ -268,8 +268,9 @@ func TestFilter(t *testing.T) {
 	if !r.HasFilter() || r.FilterPolicyName() != bloom10.Name() || r.FilterBytes() != int(props.FilterSize) || r.FilterBytes() == 0 {
 		t.Fatalf("HasFilter %v name %q bytes %d", r.HasFilter(), r.FilterPolicyName(), r.FilterBytes())
 	}
-	if r.IndexBytes() != int(props.IndexSize) || r.IndexBytes() == 0 {
-		t.Fatalf("IndexBytes %d, IndexSize %d", r.IndexBytes(), props.IndexSize)
+	// The index block and its search windows, 8 bytes a data block.
+	if want := int(props.IndexSize) + len(r.iwin.prefix) + 8*int(props.NumDataBlocks); r.IndexBytes() != want || props.IndexSize == 0 {
+		t.Fatalf("IndexBytes %d, IndexSize %d, %d data blocks", r.IndexBytes(), props.IndexSize, props.NumDataBlocks)
 	}
 	for k := range present {
 		if !r.MayContain([]byte(k)) {
