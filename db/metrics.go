@@ -160,7 +160,8 @@ type Metrics struct {
 	// tables no longer in the tree that an iterator, a snapshot's reads or
 	// a compaction still use, until they are deleted. FilterBytes and
 	// IndexBytes are the filter and index bytes those tables keep in
-	// memory.
+	// memory (the index bytes include the index's search windows, 8 bytes
+	// a data block).
 	TablesOpen  int
 	FilterBytes int64
 	IndexBytes  int64
