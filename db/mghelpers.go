@@ -193,6 +193,9 @@ func (h *mgHelpers) ensureStarted() bool {
 // the spin time, then sleeps until woken or stopped.
 func (h *mgHelpers) loop() {
 	defer h.wg.Done()
+	// A helper counts in cpuLoad.awake but while it sleeps.
+	cpuLoad.awake.Add(1)
+	defer cpuLoad.awake.Add(-1)
 	var seek [64]byte
 	var last uint64 // the id of the last job joined
 	for {
@@ -217,19 +220,23 @@ func (h *mgHelpers) loop() {
 			}
 		}
 		h.parked.Add(1)
+		cpuLoad.awake.Add(-1)
 		if j := h.cur.Load(); j != nil && j.id != last || h.quitting.Load() {
 			h.parked.Add(-1)
+			cpuLoad.awake.Add(1)
 			continue
 		}
 		select {
 		case sent := <-h.wake:
 			h.parked.Add(-1)
+			cpuLoad.awake.Add(1)
 			// A token can be stale (sent to a helper that found the job
 			// before it slept), so one delay moves the average a quarter.
 			d := min(max(helperNow()-sent, int64(minHelperSpin)), int64(maxHelperSpin))
 			h.spin.Store((3*h.spin.Load() + d) / 4)
 		case <-h.quit:
 			h.parked.Add(-1)
+			cpuLoad.awake.Add(1)
 			return
 		}
 	}

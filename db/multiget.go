@@ -461,11 +461,12 @@ const minLookupsPerWorker = 8
 // Options.MultiGetParallelism above 1 and enough lookups, the DB's helper
 // goroutines (mgHelpers) take them from a shared counter alongside the
 // caller, so the block reads of a batch overlap (as RocksDB's MultiGet
-// overlaps its reads with asynchronous I/O). Each lookup writes only its
-// own key's result slots; the caller waits for every helper.
+// overlaps its reads with asynchronous I/O), unless every processor is
+// taken (processorsBusy). Each lookup writes only its own key's result
+// slots; the caller waits for every helper.
 func (mg *multiGet) spread(n int, do func(mg *multiGet, t int, seek []byte)) {
 	w := min(mg.d.opts.multiGetWorkers, n/minLookupsPerWorker)
-	if w <= 1 || mg.d.helpers == nil {
+	if w <= 1 || mg.d.helpers == nil || processorsBusy() {
 		for t := 0; t < n; t++ {
 			do(mg, t, mg.seek[:0])
 		}

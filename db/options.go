@@ -261,13 +261,19 @@ type Options struct {
 	// price of that much processor time after each. A MultiGet wakes at
 	// most one sleeping helper per 8 keys to read.
 	//
+	// A helper saves time only on a processor that would otherwise be
+	// idle; on one taken by another thread it takes the processor from
+	// that thread, often its caller (measured: present keys 0.6–0.8× a
+	// loop of Get with helpers, 1.1× without, with three processes
+	// spinning on two processors; BENCHMARKS.md). So on Linux a MultiGet
+	// reads alone while the machine's runnable threads, sampled from
+	// /proc/loadavg every 10 ms and averaged, the helpers left out, are at
+	// least as many as its processors. Elsewhere, set this to 1 on a
+	// machine whose processors are busy.
+	//
 	// Default 0: GOMAXPROCS when the store is opened, at most 8. 1 keeps
-	// every read in the calling goroutine and starts no helper: set it on
-	// a machine whose processors are busy with other work, where a helper
-	// waits for a processor and its caller for the helper (measured:
-	// present keys 0.70–0.83× a loop of Get with helpers, 1.03–1.07×
-	// without, on two cores kept busy by another process; BENCHMARKS.md).
-	// At most 256: Open refuses more with ErrInvalidOptions.
+	// every read in the calling goroutine and starts no helper. At most
+	// 256: Open refuses more with ErrInvalidOptions.
 	MultiGetParallelism int
 	// DisableMmapWAL makes the write-ahead log be appended with one write
 	// system call per commit group. Default false: where the file system
