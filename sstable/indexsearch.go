@@ -76,11 +76,17 @@ func buildIndexWindows(index []byte) indexWindows {
 		if r, err := it.restart(entries); err != nil || r != it.offset {
 			return indexWindows{}
 		}
+		// An entry at a restart point may still share bytes with the
+		// previous key in a hostile block that checkIndex (which reads in
+		// order) accepts; seekIndex decodes entries from their restart
+		// points, where such an entry does not decode, so its block keeps
+		// the block's own search.
 		k := it.Key()
-		if len(k) < base.TrailerLen {
+		if len(k) < base.TrailerLen || it.keyInBuf {
 			return indexWindows{}
 		}
-		// Every entry is a restart point, so its key aliases the block.
+		// Every entry is a restart point sharing nothing, so its key
+		// aliases the block.
 		if entries == 0 {
 			first = base.UserKey(k)
 		}
