@@ -23,8 +23,8 @@ import (
 // of threads runnable at that instant, machine-wide. It is read at most
 // every busySampleEvery, by whichever MultiGet first finds the sample
 // stale, and averaged over the last samples (a quarter weight each). The
-// DBs' own awake helpers are taken out of it, so that a helper that runs
-// does not count against itself. Elsewhere, or when the file cannot be
+// DBs' own helpers that may be running are taken out of it, so that a
+// helper that runs does not count against itself. Elsewhere, or when the file cannot be
 // read, processorsBusy is always false.
 
 // busySampleEvery is how often processorsBusy samples the runnable count:
@@ -34,9 +34,10 @@ const busySampleEvery = 10 * time.Millisecond
 
 // cpuLoad is the process's view of the machine's runnable threads.
 var cpuLoad struct {
-	once sync.Once
-	f    *os.File // /proc/loadavg, or nil
+	once sync.Once // sets ncpu
 	ncpu int64
+
+	f *os.File // /proc/loadavg once opened; owned by the sampler
 
 	sampling atomic.Bool  // a goroutine is taking a sample (it owns buf)
 	next     atomic.Int64 // helperNow() at which the sample goes stale
@@ -54,17 +55,20 @@ var cpuLoad struct {
 // taken by a runnable thread other than MultiGet's helpers.
 func processorsBusy() bool {
 	c := &cpuLoad
-	c.once.Do(func() {
-		c.ncpu = int64(runtime.NumCPU())
-		if f, err := os.Open("/proc/loadavg"); err == nil {
-			c.f = f
-		}
-	})
+	c.once.Do(func() { c.ncpu = int64(runtime.NumCPU()) })
 	if now := helperNow(); now >= c.next.Load() && c.sampling.CompareAndSwap(false, true) {
 		c.next.Store(now + int64(busySampleEvery))
 		if n, ok := sampleRunnable(); ok {
-			n = max(0, n-c.awake.Load())
-			c.avg.Store((3*c.avg.Load() + 16*n) / 4)
+			// The helpers running now are threads of the count; there are
+			// at most as many as the process's processors less the one
+			// this goroutine holds, however many are awake (polling, or
+			// queued for a processor, which the kernel does not see).
+			helpers := min(c.awake.Load(), int64(runtime.GOMAXPROCS(0)-1))
+			n = max(0, n-max(0, helpers))
+			// Rounded up, so that a steady count settles at 16n (or one
+			// above) from below as from above: busy exactly when n
+			// reaches the processors' count.
+			c.avg.Store((3*c.avg.Load() + 16*n + 3) / 4)
 		}
 		c.sampling.Store(false)
 	}
@@ -79,7 +83,16 @@ func sampleRunnable() (int64, bool) {
 		return (*src)()
 	}
 	if c.f == nil {
-		return 0, false
+		// Opened at the first sample, and again at the next ones after a
+		// failure (a process out of descriptors for a moment).
+		if runtime.GOOS != "linux" {
+			return 0, false
+		}
+		f, err := os.Open("/proc/loadavg")
+		if err != nil {
+			return 0, false
+		}
+		c.f = f
 	}
 	n, _ := c.f.ReadAt(c.buf[:], 0)
 	return parseRunnable(c.buf[:n])
