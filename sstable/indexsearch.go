@@ -32,23 +32,6 @@ type indexWindows struct {
 	w []uint64
 }
 
-// keyWindow returns the first 8 bytes of b as a big-endian integer, b
-// zero-padded when shorter. For a and b after a common prefix,
-// keyWindow(a) < keyWindow(b) implies a < b: at the first byte where the
-// padded windows differ, a's byte is the smaller, and if it is padding,
-// a ended there (a proper prefix of b) or b's byte is real and larger.
-// Equal windows leave the order open.
-func keyWindow(b []byte) uint64 {
-	if len(b) >= 8 {
-		return binary.BigEndian.Uint64(b)
-	}
-	var w uint64
-	for i, c := range b {
-		w |= uint64(c) << (56 - 8*uint(i))
-	}
-	return w
-}
-
 // buildIndexWindows builds the windows of an index block that
 // Reader.checkIndex accepted; it returns the zero indexWindows (searches
 // through the block) for a block without a restart point at every entry,
@@ -105,7 +88,7 @@ func buildIndexWindows(index []byte) indexWindows {
 	}
 	x := indexWindows{prefix: append([]byte(nil), first[:cp]...), w: make([]uint64, n)}
 	if cp <= 8 {
-		x.pre = keyWindow(x.prefix)
+		x.pre = base.KeyWindow(x.prefix)
 		x.mask = ^uint64(0) << (64 - 8*uint(cp))
 	}
 	i := 0
@@ -113,7 +96,7 @@ func buildIndexWindows(index []byte) indexWindows {
 		u := base.UserKey(it.Key())
 		switch {
 		case len(u) >= cp && string(u[:cp]) == string(x.prefix):
-			x.w[i] = keyWindow(u[cp:])
+			x.w[i] = base.KeyWindow(u[cp:])
 		case i == n-1:
 			// The last separator without the prefix sorts after every
 			// key with it: a window above every key's, or equal to one
@@ -154,7 +137,7 @@ func (x *indexWindows) window(ukey []byte) (uint64, bool) {
 		// load.
 		return binary.BigEndian.Uint64(ukey[len(ukey)-8:]) << (8 * uint(8-n)), true
 	}
-	return keyWindow(ukey[cp:]), true
+	return base.KeyWindow(ukey[cp:]), true
 }
 
 // lowerBound returns the first i with w[i] >= p (len(w) for none),

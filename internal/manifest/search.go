@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"github.com/bloomkv/bloomkv/internal/base"
 )
 
 // levelIndex is a search structure over the tables of one sorted level
@@ -27,22 +29,10 @@ type levelIndex struct {
 	smallest, largest []uint64
 }
 
-// window returns the first 8 bytes of b as a big-endian integer, b
-// zero-padded when shorter. For a and b after a common prefix,
-// window(a) < window(b) implies a < b: at the first byte where the
-// padded windows differ, a's byte is the smaller, and if it is padding a
-// ended there (a proper prefix of b) or b's byte is real and larger. So
-// only equal windows leave the order of the keys open.
-func window(b []byte) uint64 {
-	if len(b) >= 8 {
-		return binary.BigEndian.Uint64(b)
-	}
-	var w uint64
-	for i, c := range b {
-		w |= uint64(c) << (56 - 8*uint(i))
-	}
-	return w
-}
+// window is base.KeyWindow: the first 8 bytes of b as a big-endian
+// integer, zero-padded, whose order implies the keys' after a common
+// prefix (equal windows leave it open).
+func window(b []byte) uint64 { return base.KeyWindow(b) }
 
 // tailWindow is window(ukey[cp:]). When fewer than 8 bytes follow cp but
 // ukey holds 8, its last 8 bytes shifted left give the zero-padded window
