@@ -24,8 +24,8 @@ import (
 // every busySampleEvery, by whichever MultiGet first finds the sample
 // stale, and averaged over the last samples (a quarter weight each). The
 // DBs' own helpers that may be running are taken out of it, so that a
-// helper that runs does not count against itself. Elsewhere, or when the file cannot be
-// read, processorsBusy is always false.
+// helper that runs does not count against itself. Elsewhere, or when the
+// file cannot be read, processorsBusy is always false.
 
 // busySampleEvery is how often processorsBusy samples the runnable count:
 // a read of /proc/loadavg costs a few microseconds, and a MultiGet of 64
