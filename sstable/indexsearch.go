@@ -129,39 +129,7 @@ func (x *indexWindows) window(ukey []byte) (uint64, bool) {
 	} else if len(ukey) < cp || string(ukey[:cp]) != string(x.prefix) {
 		return 0, false
 	}
-	switch n := len(ukey) - cp; {
-	case n >= 8:
-		return binary.BigEndian.Uint64(ukey[cp:]), true
-	case len(ukey) >= 8:
-		// The last 8 bytes shifted left: the zero-padded window in one
-		// load.
-		return binary.BigEndian.Uint64(ukey[len(ukey)-8:]) << (8 * uint(8-n)), true
-	}
-	return base.KeyWindow(ukey[cp:]), true
-}
-
-// lowerBound returns the first i with w[i] >= p (len(w) for none),
-// with a branch-free binary search: the halving steps do not depend on
-// the comparisons, which pick the base with a conditional move.
-func lowerBound(w []uint64, p uint64) int {
-	lo, n := 0, len(w)
-	for n > 1 {
-		half := n >> 1
-		lo += half & -b2i(w[lo+half-1] < p)
-		n -= half
-	}
-	if n == 1 && w[lo] < p {
-		lo++
-	}
-	return lo
-}
-
-// b2i is 1 for true, 0 for false, without a branch.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return base.TailWindow(ukey, cp), true
 }
 
 // seekIndex positions idx, an iterator over r's index block, at the
@@ -176,11 +144,11 @@ func (r *Reader) seekIndex(idx *blockIter, seek, ukey []byte) bool {
 	if !ok {
 		return idx.SeekGE(seek)
 	}
-	lo := lowerBound(x.w, p)
+	lo := base.WindowLowerBound(x.w, p)
 	if lo < len(x.w) && x.w[lo] == p {
 		// Entries whose windows equal ukey's: the first whose whole key
 		// is >= seek is among them, or is the first after them.
-		hi := lo + lowerBound(x.w[lo:], p+1)
+		hi := lo + base.WindowLowerBound(x.w[lo:], p+1)
 		if p == ^uint64(0) {
 			hi = len(x.w)
 		}

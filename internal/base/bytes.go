@@ -36,3 +36,44 @@ func KeyWindow(b []byte) uint64 {
 	}
 	return w
 }
+
+// TailWindow is KeyWindow(ukey[cp:]) for cp <= len(ukey). When fewer than
+// 8 bytes follow cp but ukey holds 8, its last 8 bytes shifted left give
+// the zero-padded window in one load (a probe key shorter than the keys
+// searched, as an absent key of kvbench's readmissing, takes this path).
+func TailWindow(ukey []byte, cp int) uint64 {
+	n := len(ukey) - cp
+	switch {
+	case n >= 8:
+		return binary.BigEndian.Uint64(ukey[cp:])
+	case len(ukey) >= 8:
+		return binary.BigEndian.Uint64(ukey[len(ukey)-8:]) << (8 * uint(8-n))
+	default:
+		return KeyWindow(ukey[cp:])
+	}
+}
+
+// WindowLowerBound returns the first i with w[i] >= p (len(w) for none),
+// w non-decreasing, by a branch-free binary search: the halving steps do
+// not depend on the comparisons, which pick the base with a conditional
+// move, so no step waits on a mispredicted branch.
+func WindowLowerBound(w []uint64, p uint64) int {
+	lo, n := 0, len(w)
+	for n > 1 {
+		half := n >> 1
+		lo += half & -b2i(w[lo+half-1] < p)
+		n -= half
+	}
+	if n == 1 && w[lo] < p {
+		lo++
+	}
+	return lo
+}
+
+// b2i is 1 for true, 0 for false, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

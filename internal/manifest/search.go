@@ -34,21 +34,9 @@ type levelIndex struct {
 // prefix (equal windows leave it open).
 func window(b []byte) uint64 { return base.KeyWindow(b) }
 
-// tailWindow is window(ukey[cp:]). When fewer than 8 bytes follow cp but
-// ukey holds 8, its last 8 bytes shifted left give the zero-padded window
-// in one load (a probe key shorter than the level's keys, as an absent
-// key of kvbench's readmissing or a prefix bound, takes this path).
-func tailWindow(ukey []byte, cp int) uint64 {
-	n := len(ukey) - cp
-	switch {
-	case n >= 8:
-		return binary.BigEndian.Uint64(ukey[cp:])
-	case len(ukey) >= 8:
-		return binary.BigEndian.Uint64(ukey[len(ukey)-8:]) << (8 * uint(8-n))
-	default:
-		return window(ukey[cp:])
-	}
-}
+// tailWindow is base.TailWindow: window(ukey[cp:]), in one load when
+// ukey holds 8 bytes.
+func tailWindow(ukey []byte, cp int) uint64 { return base.TailWindow(ukey, cp) }
 
 // buildLevelIndex indexes the tables of a sorted level; nil for none.
 func buildLevelIndex(files []*FileMetadata) *levelIndex {
@@ -115,18 +103,7 @@ func (x *levelIndex) locate(ukey []byte) (rel int, p uint64) {
 // windows of those bounds (x.smallest or x.largest) and ukey's located
 // window p (rel 0).
 func firstGE(windows []uint64, files []*FileMetadata, bound func(*FileMetadata) []byte, ukey []byte, p uint64) int {
-	// A branch-free lower bound: the halving steps do not depend on the
-	// comparisons, which select the base with a conditional move, so no
-	// step waits on a mispredicted branch.
-	lo, n := 0, len(windows)
-	for n > 1 {
-		half := n >> 1
-		lo += half & -b2i(windows[lo+half-1] < p)
-		n -= half
-	}
-	if n == 1 && windows[lo] < p {
-		lo++
-	}
+	lo := base.WindowLowerBound(windows, p)
 	if lo == len(windows) || windows[lo] != p {
 		return lo
 	}
