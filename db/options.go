@@ -268,8 +268,9 @@ type Options struct {
 	// spinning on two processors; BENCHMARKS.md). So on Linux a MultiGet
 	// reads alone while the machine's runnable threads, sampled from
 	// /proc/loadavg every 10 ms and averaged, the helpers left out, are at
-	// least as many as its processors. Elsewhere, set this to 1 on a
-	// machine whose processors are busy.
+	// least as many as its processors (the file stays open, one descriptor
+	// for the process, from the first MultiGet that could use helpers).
+	// Elsewhere, set this to 1 on a machine whose processors are busy.
 	//
 	// Default 0: GOMAXPROCS when the store is opened, at most 8. 1 keeps
 	// every read in the calling goroutine and starts no helper. At most
