@@ -149,34 +149,62 @@ func (p *bloomPolicy) mayContainHashBatchOf(filters [][]byte, which []uint8, has
 // MayContainBatch describes, key i in filter fs[which[i]]. which and ms
 // are as long as hs, and fs holds at most 64 filters.
 func (p *bloomPolicy) mayContainHashed(fs [][]byte, which []uint8, hs []uint64, ms []bool) {
-	var passed [64]uint8
-	which, ms = which[:len(hs)], ms[:len(hs)]
-	// The bit array of each filter the first two rounds read, its trailer
-	// checked once (keys of one table share it): a filter they do not read
-	// (legacy, fewer than three probes, unknown) has none, and its keys are
-	// left to the last round.
+	// The bit arrays the first two rounds read, one a filter: a batch
+	// rarely asks more than 8 filters, and an array of 8 costs less to
+	// zero than one of 64 (a batch's call zeroes 192 bytes, not 1,536).
+	if len(fs) <= 8 {
+		var arrays [8][]byte
+		p.probeRounds(fs, arrays[:len(fs)], which, hs, ms)
+		return
+	}
 	var arrays [64][]byte
-	arr := arrays[:len(fs)]
+	p.probeRounds(fs, arrays[:len(fs)], which, hs, ms)
+}
+
+// allOnes stands in for a filter the first two rounds cannot read: every
+// probe of it hits, so its keys are left to the last round.
+var allOnes = [1]byte{0xff}
+
+// probeRounds is mayContainHashed with arr, as long as fs, to hold the
+// filters' bit arrays.
+func (p *bloomPolicy) probeRounds(fs, arr [][]byte, which []uint8, hs []uint64, ms []bool) {
+	which, ms = which[:len(hs)], ms[:len(hs)]
+	// Each filter's trailer is checked once (keys of one table share it):
+	// a filter the rounds do not read (legacy, fewer than three probes,
+	// unknown) gets allOnes.
 	for t, f := range fs {
 		if n := len(f) - 1; !p.legacy && n >= 1 && f[n] >= 3 && f[n] <= MaxProbes {
 			arr[t] = f[:n]
+		} else {
+			arr[t] = allOnes[:]
 		}
 	}
-	// Round one: the first probe.
+	// Round one: the first probe, of every key; passed lists the keys
+	// whose bit is set, without a branch on it.
+	var passed [64]uint8
 	np := 0
-	for i, h := range hs {
-		a := arr[which[i]]
-		if len(a) == 0 {
-			ms[i] = true
-			continue
+	if len(arr) == 1 {
+		// One filter (a level-0 table, or a level's only one): no
+		// filter to look up a key.
+		a := arr[0]
+		nbits := uint64(len(a)) * 8
+		for i, h := range hs {
+			p0, _ := bits.Mul64(h, nbits)
+			passed[np&63] = uint8(i)
+			np += int(a[p0>>3] >> (p0 & 7) & 1)
 		}
-		p0, _ := bits.Mul64(h, uint64(len(a))*8)
-		bit := a[p0>>3] >> (p0 & 7) & 1
-		ms[i] = bit != 0
-		passed[np] = uint8(i)
-		np += int(bit)
+	} else {
+		for i, h := range hs {
+			a := arr[which[i]]
+			p0, _ := bits.Mul64(h, uint64(len(a))*8)
+			passed[np&63] = uint8(i)
+			np += int(a[p0>>3] >> (p0 & 7) & 1)
+		}
 	}
-	// Round two: the second and third probes of the keys that passed.
+	clear(ms)
+	// Round two: the second and third probes of the keys that passed,
+	// listing again those that pass both.
+	n2 := 0
 	for _, i := range passed[:np] {
 		a, h := arr[which[i]], hs[i]
 		nbits := uint64(len(a)) * 8
@@ -185,13 +213,12 @@ func (p *bloomPolicy) mayContainHashed(fs [][]byte, which []uint8, hs []uint64, 
 		x2 := x1*probeMul + inc
 		p1, _ := bits.Mul64(x1, nbits)
 		p2, _ := bits.Mul64(x2, nbits)
-		ms[i] = a[p1>>3]>>(p1&7)&(a[p2>>3]>>(p2&7))&1 != 0
+		passed[n2&63] = i
+		n2 += int(a[p1>>3] >> (p1 & 7) & (a[p2>>3] >> (p2 & 7)) & 1)
 	}
 	// The rest, key by key (their first lines are in cache now).
-	for i, h := range hs {
-		if ms[i] {
-			ms[i] = bloomMayContain(fs[which[i]], h, p.legacy)
-		}
+	for _, i := range passed[:n2] {
+		ms[i] = bloomMayContain(fs[which[i]], hs[i], p.legacy)
 	}
 }
 
