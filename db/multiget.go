@@ -168,9 +168,10 @@ func (mg *multiGet) memTables(rs *readState, pending []int) []int {
 	if rs.mem.Empty() {
 		mems[0] = nil
 	}
-	// With filters, the keys are hashed, and their filter checks made, in
-	// one pass before any search: bit m of pass[i] is set when memtable m
-	// may hold key i (or has no filter), so the checks' loads overlap.
+	// With filters, the keys are hashed, then each memtable's filter is
+	// asked about all of them, before any search: bit m of pass[i] is set
+	// when memtable m may hold key i (or has no filter), so the checks'
+	// loads overlap.
 	var pass []uint8
 	f0 := mems[0] != nil && mems[0].HasFilter()
 	f1 := mems[1] != nil && mems[1].HasFilter()
@@ -184,21 +185,40 @@ func (mg *multiGet) memTables(rs *readState, pending []int) []int {
 		}
 		kh, pass = kh[:len(keys)], sc.memPass[:len(keys)]
 		for i, k := range keys {
-			h := memtable.KeyHash(k)
-			kh[i] = h
-			p := uint8(3)
-			if f0 && !mems[0].MayContainHash(h) {
-				p &^= 1
+			kh[i] = memtable.KeyHash(k)
+			pass[i] = 3
+		}
+		for m, mem := range mems {
+			if mem != nil {
+				mem.FilterHashes(kh, pass, 1<<m)
 			}
-			if f1 && !mems[1].MayContainHash(h) {
-				p &^= 2
-			}
-			pass[i] = p
 		}
 		sc.keyHash[0], mg.memHashed = kh, true
 	}
+	// A key to search for is one of a memtable in use (bit m of search)
+	// whose filter lets it through or that has none (bit m of pass[i]).
+	var search uint8
+	nFiltered := int64(0)
+	for m, mem := range mems {
+		if mem != nil {
+			search |= 1 << m
+			if mem.HasFilter() {
+				nFiltered++
+			}
+		}
+	}
 	var c struct{ positives, negatives, truePositives int64 }
 	for i, k := range keys {
+		look := search
+		if pass != nil {
+			look &= pass[i]
+		}
+		if look == 0 {
+			// Every memtable's filter ruled the key out: the usual case.
+			c.negatives += nFiltered
+			pending = append(pending, i)
+			continue
+		}
 		answered := false
 		for m, mem := range mems {
 			if mem == nil {
@@ -804,15 +824,13 @@ func (mg *multiGet) probeHashed(n int) {
 	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:sc.nTables], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
 	lv := &mg.lv[mg.level]
 	lv.checks += int64(n)
-	bit, l0bit := mg.levelBits()
+	checked, passed, bit := mg.levelMarks()
 	for t, maybe := range sc.hMaybe[:n] {
 		i := int(sc.hIdx[t])
-		sc.checked[i] |= bit
-		sc.l0Checked[i] |= l0bit
+		checked[i] |= bit
 		if maybe {
 			lv.positives++
-			sc.passed[i] |= bit
-			sc.l0Passed[i] |= l0bit
+			passed[i] |= bit
 			o := &sc.tables[sc.hSlot[t]%64]
 			mg.candidate(mgCand{i: i, level: mg.level, f: o.f, r: o.r})
 		}
@@ -824,32 +842,34 @@ func (mg *multiGet) probeHashed(n int) {
 func (mg *multiGet) record(n int) {
 	sc := mg.sc
 	lv := &mg.lv[mg.level]
-	bit, l0bit := mg.levelBits()
+	checked, passed, bit := mg.levelMarks()
 	for j := 0; j < n; j++ {
 		i := sc.idx[j]
 		if sc.readers[j].HasFilter() {
 			lv.checks++
-			sc.checked[i] |= bit
-			sc.l0Checked[i] |= l0bit
+			checked[i] |= bit
 			if !sc.maybe[j] {
 				continue
 			}
 			lv.positives++
-			sc.passed[i] |= bit
-			sc.l0Passed[i] |= l0bit
+			passed[i] |= bit
 		}
 		mg.candidate(mgCand{i: i, level: mg.level, f: sc.files[j], r: sc.readers[j]})
 	}
 }
 
-// levelBits returns the bit of mg.level in mgScratch.checked and passed,
-// and that of the level-0 table probed in l0Checked and l0Passed (0 on
-// the sorted levels).
-func (mg *multiGet) levelBits() (uint8, uint8) {
+// levelMarks returns where a probe of mg.level marks the keys it
+// checked and those it let through, and its bit there: on the sorted
+// levels, the level's bit in mgScratch.checked and passed; at level 0,
+// the probed table's bit in l0Checked and l0Passed (checked and passed
+// keep no bit for level 0: the rounds read them only for the levels below
+// the one that answered a key).
+func (mg *multiGet) levelMarks() (checked, passed []uint8, bit uint8) {
+	sc := mg.sc
 	if mg.level == 0 {
-		return 1, 1 << uint(mg.l0)
+		return sc.l0Checked, sc.l0Passed, 1 << uint(mg.l0)
 	}
-	return 1 << uint(mg.level), 0
+	return sc.checked, sc.passed, 1 << uint(mg.level)
 }
 
 // candidate appends c to the candidates, after its key's others (the

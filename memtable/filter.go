@@ -71,6 +71,25 @@ func (m *MemTable) MayContainHash(h uint64) bool {
 	return m.filter[w].Load()&mask == mask
 }
 
+// FilterHashes clears bit in pass[i] for every hash hs[i] (of KeyHash)
+// that the memtable's filter rules out, that is, where MayContainHash(hs[i])
+// is false; it leaves pass as it is when the memtable has no filter. It is
+// MayContainHash for a batch of keys, in one loop without a call a key.
+// pass must be at least as long as hs.
+func (m *MemTable) FilterHashes(hs []uint64, pass []uint8, bit uint8) {
+	f := m.filter
+	if f == nil {
+		return
+	}
+	pass = pass[:len(hs)]
+	for i, h := range hs {
+		w, mask := filterWord(h, len(f))
+		if f[w].Load()&mask != mask {
+			pass[i] &^= bit
+		}
+	}
+}
+
 // filterAdd sets ukey's bits; Add calls it before linking the node.
 func (m *MemTable) filterAdd(ukey []byte) {
 	if m.filter == nil {

@@ -164,3 +164,47 @@ func BenchmarkFilterMayContainHash(b *testing.B) {
 	}
 	b.ReportMetric(float64(pass)/float64(b.N), "passed/op")
 }
+
+// TestFilterHashesAgainstMayContainHash checks the batch check against
+// the one-key check on a filter half full, for present and absent keys:
+// FilterHashes clears exactly the bit of the keys MayContainHash rules
+// out, leaves the other bits alone, and changes nothing without a filter.
+func TestFilterHashesAgainstMayContainHash(t *testing.T) {
+	m := NewWithFilter(4096)
+	for i := 0; i < 400; i++ {
+		m.Add(uint64(i+1), base.KindSet, []byte(fmt.Sprintf("k%05d", 2*i)), nil)
+	}
+	hs := make([]uint64, 800)
+	for i := range hs {
+		hs[i] = KeyHash([]byte(fmt.Sprintf("k%05d", i)))
+	}
+	pass := make([]uint8, len(hs)+3) // longer than hs: the tail stays
+	for i := range pass {
+		pass[i] = 0xa5
+	}
+	m.FilterHashes(hs, pass, 4)
+	cleared := 0
+	for i, h := range hs {
+		want := uint8(0xa5)
+		if !m.MayContainHash(h) {
+			want &^= 4
+			cleared++
+		}
+		if pass[i] != want {
+			t.Fatalf("key %d: pass %#x, want %#x", i, pass[i], want)
+		}
+	}
+	for _, p := range pass[len(hs):] {
+		if p != 0xa5 {
+			t.Fatalf("pass beyond hs changed: %#x", p)
+		}
+	}
+	if cleared < 300 {
+		t.Fatalf("only %d of 400 absent keys ruled out", cleared)
+	}
+	before := string(pass)
+	New().FilterHashes(hs, pass, 0xff)
+	if string(pass) != before {
+		t.Fatal("a memtable without a filter changed pass")
+	}
+}
