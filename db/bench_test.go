@@ -447,14 +447,17 @@ var (
 	// 1 interleaves a loop of Get between any two MultiGets, long enough
 	// for MultiGet's helpers to go to sleep; more lets them stay awake,
 	// as between MultiGets that follow one another.
-	pairedTurn = flag.Int("paired_turn", 1, "BenchmarkMultiGetPaired: batches of 64 keys each side runs in a turn")
+	pairedTurn = flag.Int("paired_turn", 1, "BenchmarkMultiGetPaired: batches each side runs in a turn")
 	// pairedParallelism measures MultiGet without helpers (1), or with
 	// more than the default.
 	pairedParallelism = flag.Int("paired_parallelism", 0, "BenchmarkMultiGetPaired: Options.MultiGetParallelism of the store (0: the default)")
+	// pairedSize is the keys of a batch: fewer than 64 show the cost a
+	// MultiGet call pays whatever its size.
+	pairedSize = flag.Int("paired_size", 64, "BenchmarkMultiGetPaired: keys a batch (1 to 4096)")
 )
 
 // BenchmarkMultiGetPaired measures a loop of Get and MultiGetInto on
-// batches of 64 keys in alternation within one run: batch 2k through one,
+// batches of 64 keys (-paired_size) in alternation within one run: batch 2k through one,
 // batch 2k+1 through the other, the order swapped every pair. On a machine
 // whose speed drifts from second to second, two sub-benchmarks run one
 // after the other can differ by 2x for the same code; interleaved, both
@@ -469,7 +472,11 @@ var (
 // readrandom's (about 63% of them are in a fillrandom store) and
 // "absent" ones readmissing's (the key less its last byte).
 func BenchmarkMultiGetPaired(b *testing.B) {
-	const n, size = 200000, 64
+	const n = 200000
+	size := *pairedSize
+	if size < 1 || size > 4096 {
+		b.Fatalf("-paired_size=%d: want 1 to 4096", size)
+	}
 	if o := *pairedOnly; o != "" && o != "loop" && o != "into" {
 		b.Fatalf("-paired_only=%q: want loop or into (or nothing, for both)", o)
 	}
@@ -524,7 +531,10 @@ func BenchmarkMultiGetPaired(b *testing.B) {
 				for half := range 2 {
 					loopTurn := (pair+half)%2 == 0
 					for range turn {
-						start := i & (len(keys) - 1)
+						start := i % len(keys)
+						if start+size > len(keys) {
+							start = 0
+						}
 						batch := keys[start : start+size]
 						t0 := time.Now()
 						if *pairedOnly == "loop" || loopTurn && *pairedOnly != "into" {
