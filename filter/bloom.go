@@ -186,13 +186,18 @@ func (p *bloomPolicy) probeRounds(fs, arr [][]byte, which []uint8, hs []uint64, 
 	if len(arr) == 1 {
 		// One filter (a level-0 table, or a level's only one): no
 		// filter to look up a key.
+		// An index of which past the one filter panics, as it does with
+		// more filters, whatever the key's first probe says.
 		a := arr[0]
 		nbits := uint64(len(a)) * 8
+		var other uint8
 		for i, h := range hs {
 			p0, _ := bits.Mul64(h, nbits)
 			passed[np&63] = uint8(i)
 			np += int(a[p0>>3] >> (p0 & 7) & 1)
+			other |= which[i]
 		}
+		_ = arr[other]
 	} else {
 		for i, h := range hs {
 			a := arr[which[i]]
