@@ -241,6 +241,25 @@ type r15Gate struct {
 
 func newR15Gate() *r15Gate { return &r15Gate{open: make(chan struct{})} }
 
+// holdFlush closes the gate, starts d.Flush, and waits until the flush
+// is stopped at its table's creation with the memtable immutable; the
+// flush's error comes on the channel once the gate is released.
+func (g *r15Gate) holdFlush(t *testing.T, d *DB) <-chan error {
+	t.Helper()
+	g.close()
+	flushed := make(chan error, 1)
+	go func() { flushed <- d.Flush() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.blocked.Load() == 0 || d.Metrics().ImmutableMemTables != 1 {
+		if time.Now().After(deadline) {
+			g.release()
+			t.Fatal("the flush never reached the table's creation")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return flushed
+}
+
 func (g *r15Gate) MaybeInject(op vfs.Op, path string) error {
 	if op != vfs.OpCreate || !strings.HasSuffix(path, ".sst") {
 		return nil
@@ -326,17 +345,7 @@ func TestR15MultiGetImmutableAndMutable(t *testing.T) {
 					}
 				}
 			}
-			gate.close()
-			flushed := make(chan error, 1)
-			go func() { flushed <- d.Flush() }()
-			deadline := time.Now().Add(10 * time.Second)
-			for gate.blocked.Load() == 0 || d.Metrics().ImmutableMemTables != 1 {
-				if time.Now().After(deadline) {
-					gate.release()
-					t.Fatal("the flush never reached the table's creation")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			flushed := gate.holdFlush(t, d)
 			// With the mutable memtable still empty: only the immutable
 			// one answers.
 			check()

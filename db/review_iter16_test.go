@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
-	"time"
 
 	"github.com/bloomkv/bloomkv/filter"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -175,17 +174,7 @@ func TestR16MultiGetImmAndMemOverLevels(t *testing.T) {
 			}
 			snap := d.NewSnapshot()
 			defer snap.Release()
-			gate.close()
-			flushed := make(chan error, 1)
-			go func() { flushed <- d.Flush() }()
-			deadline := time.Now().Add(10 * time.Second)
-			for gate.blocked.Load() == 0 || d.Metrics().ImmutableMemTables != 1 {
-				if time.Now().After(deadline) {
-					gate.release()
-					t.Fatal("the flush never reached the table's creation")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			flushed := gate.holdFlush(t, d)
 			check := func() {
 				for _, n := range []int{2, 5, 64, 65, 190} {
 					for rep := 0; rep < 3; rep++ {
