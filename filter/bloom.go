@@ -169,6 +169,10 @@ var allOnes = [1]byte{0xff}
 // filters' bit arrays.
 func (p *bloomPolicy) probeRounds(fs, arr [][]byte, which []uint8, hs []uint64, ms []bool) {
 	which, ms = which[:len(hs)], ms[:len(hs)]
+	if len(hs) > 64 {
+		// The lists below hold 64 keys (every caller splits its batch).
+		panic("filter: a probe round of more than 64 keys")
+	}
 	// Each filter's trailer is checked once (keys of one table share it):
 	// a filter the rounds do not read (legacy, fewer than three probes,
 	// unknown) gets allOnes.
@@ -185,9 +189,9 @@ func (p *bloomPolicy) probeRounds(fs, arr [][]byte, which []uint8, hs []uint64, 
 	np := 0
 	if len(arr) == 1 {
 		// One filter (a level-0 table, or a level's only one): no
-		// filter to look up a key.
-		// An index of which past the one filter panics, as it does with
-		// more filters, whatever the key's first probe says.
+		// filter to look up a key. An index of which past it still
+		// panics (other), as with more filters, whatever the key's
+		// first probe says.
 		a := arr[0]
 		nbits := uint64(len(a)) * 8
 		var other uint8

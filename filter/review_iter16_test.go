@@ -320,3 +320,24 @@ func FuzzR16BatchProbe(f *testing.F) {
 		}
 	})
 }
+
+// TestR16ProbeRoundsOver64KeysPanics: the rounds' lists hold 64 keys, and
+// every caller splits its batch; a call with more panics rather than
+// wrap around the lists and answer wrongly.
+func TestR16ProbeRoundsOver64KeysPanics(t *testing.T) {
+	p := NewBloomPolicy(10).(*bloomPolicy)
+	b := p.NewBuilder()
+	b.AddKey([]byte("k"))
+	f := b.Finish(nil)
+	for _, n := range []int{64, 65} {
+		hs, which, ms := make([]uint64, n), make([]uint8, n), make([]bool, n)
+		panicked := func() (r bool) {
+			defer func() { r = recover() != nil }()
+			p.mayContainHashed([][]byte{f}, which, hs, ms)
+			return false
+		}()
+		if panicked != (n > 64) {
+			t.Fatalf("%d keys: panicked %v", n, panicked)
+		}
+	}
+}
