@@ -197,16 +197,8 @@ func (mg *multiGet) memTables(rs *readState, pending []int) []int {
 	}
 	// A key to search for is one of a memtable in use (bit m of search)
 	// whose filter lets it through or that has none (bit m of pass[i]).
-	var search uint8
-	nFiltered := int64(0)
-	for m, mem := range mems {
-		if mem != nil {
-			search |= 1 << m
-			if mem.HasFilter() {
-				nFiltered++
-			}
-		}
-	}
+	search := uint8(b2i(mems[0] != nil) | b2i(mems[1] != nil)<<1)
+	nFiltered := int64(b2i(f0) + b2i(f1))
 	var c struct{ positives, negatives, truePositives int64 }
 	for i, k := range keys {
 		look := search
@@ -901,4 +893,12 @@ func (mg *multiGet) lookupCands(cur []int32) {
 		}
 		cd.res = mg.lookupIn(cd.i, cd.f, cd.r, seek)
 	})
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
