@@ -330,6 +330,9 @@ type mgScratch struct {
 	// in the level: at most maxL0Tables) whose filters it was checked
 	// against and let it through.
 	l0Checked, l0Passed []uint8
+	// l0In holds, per key of pending, the level-0 tables whose ranges
+	// hold it (deeper; a bit per table).
+	l0In []uint8
 
 	// The keys deeper's sorted levels ask of filters of the batch's
 	// hash policy (multiGet.hashPolicy), up to a chunk of 64: each one's
@@ -542,6 +545,9 @@ func (mg *multiGet) flushCounters() {
 // L0CompactionTrigger); more than 8 is a store behind on compaction.
 const maxL0Tables = 8 // a bit each in mgScratch.l0Checked
 
+// InRangeLevel0 answers for as many tables (a compile-time check).
+const _ = uint(manifest.MaxInRangeLevel0 - maxL0Tables)
+
 // tableFailure is a table of a level that failed to open in this call,
 // and its error: it is tried once a call, not once a key (the keys it
 // would fail may be answered higher up, where Get would never open it).
@@ -596,19 +602,23 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 		return kbuf[:len(chunk)]
 	}
 	// Level 0, table by table: a key is asked of each table whose range
-	// holds it.
+	// holds it. The ranges are checked first, for every table at once:
+	// bit t of l0In[j] is set when table t's range holds key pending[j].
 	if files := v.Files[0]; len(files) > 0 {
 		clear(sc.l0Checked)
 		clear(sc.l0Passed)
 		mg.level = 0
-		for t, f := range files {
+		if cap(sc.l0In) < len(pending) {
+			sc.l0In = make([]uint8, len(pending))
+		}
+		l0In := sc.l0In[:len(pending)]
+		for start := 0; start < len(pending); start += len(at) {
+			chunk := pending[start:min(start+len(at), len(pending))]
+			v.InRangeLevel0(chunkKeys(start, chunk), l0In[start:start+len(chunk)])
+		}
+		for t := range files {
 			mg.l0 = t
-			var failed tableFailure
-			for start := 0; start < len(pending); start += len(at) {
-				chunk := pending[start:min(start+len(at), len(pending))]
-				manifest.InRangeBatch(f, chunkKeys(start, chunk), at[:len(chunk)])
-				mg.probeChunk(files[t:t+1], chunk, at[:len(chunk)], &failed)
-			}
+			mg.level0Table(files, t, pending, l0In)
 			mg.probe()
 		}
 	}
@@ -738,6 +748,51 @@ func (mg *multiGet) probeChunk(files []*manifest.FileMetadata, chunk, at []int, 
 		sc.memo[bits.TrailingZeros64(u)] = memoSlot{}
 	}
 	sc.memoUsed = 0
+}
+
+// level0Table asks the filter of level 0's table t (files[t]) about the
+// keys pending whose bit t is set in in (in[j] for pending[j]), and
+// records the keys it lets through as candidates, as probeChunk does for
+// a sorted level. A table whose filter is of the batch's hash policy (the
+// usual case) is opened once and its keys gathered straight from in;
+// others go through probeChunk.
+func (mg *multiGet) level0Table(files []*manifest.FileMetadata, t int, pending []int, in []uint8) {
+	sc := mg.sc
+	f := files[t]
+	var failed tableFailure
+	r, err := mg.d.tables.get(f)
+	if err != nil {
+		failed = tableFailure{f, err} // probeChunk makes its keys' candidates
+	} else if o, data := mg.opened(f, r); o.hashed {
+		kh := sc.keyHash[0] // opened may have hashed the keys
+		sc.tables[0], sc.tableFilter[0], sc.nTables = o, data, 1
+		for start := 0; start < len(pending); start += len(sc.hIdx) {
+			chunk := pending[start:min(start+len(sc.hIdx), len(pending))]
+			cin := in[start : start+len(chunk)]
+			// Every key is written, and kept (nh moves past it) when in
+			// the table's range: no branch on a bit as unpredictable as
+			// a search step.
+			nh := 0
+			for j, i := range chunk {
+				h := nh % len(sc.hIdx) // nh <= j < 64
+				sc.hSlot[h], sc.hHashes[h], sc.hIdx[h] = 0, kh[i], int32(i)
+				nh += int(cin[j]>>uint(t)) & 1
+			}
+			if nh > 0 {
+				mg.probeHashed(nh)
+			}
+		}
+		sc.tables[0], sc.tableFilter[0], sc.nTables = openedTable{}, nil, 0
+		return
+	}
+	at := &sc.at
+	for start := 0; start < len(pending); start += len(at) {
+		chunk := pending[start:min(start+len(at), len(pending))]
+		for j := range chunk {
+			at[j] = int(in[start+j]>>uint(t))&1 - 1 // 0, or -1: not in range
+		}
+		mg.probeChunk(files[t:t+1], chunk, at[:len(chunk)], &failed)
+	}
 }
 
 // memoSlot is a table of a level (f), its index in mgScratch.tables and

@@ -110,6 +110,15 @@ func (b *Builder) Apply(e *VersionEdit) error {
 	return nil
 }
 
+// buildIndex indexes the tables of a level: level 0's for InRangeLevel0,
+// a sorted level's for its searches.
+func buildIndex(level int, files []*FileMetadata) *levelIndex {
+	if level == 0 {
+		return buildLevel0Index(files)
+	}
+	return buildLevelIndex(files)
+}
+
 // Finish returns the Version the base and the applied edits describe,
 // ordered by the rules in the package documentation. It fails, with an
 // error wrapping base.ErrCorruption, when two tables of a level >= 1 have
@@ -124,8 +133,8 @@ func (b *Builder) Finish() (*Version, error) {
 			v.Files[level] = baseFiles[:len(baseFiles):len(baseFiles)]
 			v.SharedBoundaries[level] = b.base.SharedBoundaries[level]
 			v.index[level] = b.base.index[level]
-			if level > 0 && v.index[level] == nil {
-				v.index[level] = buildLevelIndex(v.Files[level])
+			if v.index[level] == nil {
+				v.index[level] = buildIndex(level, v.Files[level])
 			}
 			continue
 		}
@@ -146,9 +155,7 @@ func (b *Builder) Finish() (*Version, error) {
 		v.SharedBoundaries[level] = shared
 		if len(files) > 0 {
 			v.Files[level] = files
-			if level > 0 {
-				v.index[level] = buildLevelIndex(files)
-			}
+			v.index[level] = buildIndex(level, files)
 		}
 	}
 	return v, nil

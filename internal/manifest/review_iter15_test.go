@@ -21,13 +21,13 @@ func r15Key(rng *rand.Rand) []byte {
 	return k
 }
 
-// TestR15InRangeBatchEdges checks InRangeBatch against whole-key
+// TestR15InRangeLevel0Edges checks InRangeLevel0 against whole-key
 // comparisons for bounds whose shared prefix is shorter than, exactly,
 // and longer than 8 bytes, bounds shorter than 8 bytes, the empty key,
 // equal bounds, and probes derived from the bounds (each, its neighbours,
 // its prefixes, its extensions by 0x00 and 0xff), in batches of every
 // size up to 64 and past it.
-func TestR15InRangeBatchEdges(t *testing.T) {
+func TestR15InRangeLevel0Edges(t *testing.T) {
 	rng := rand.New(rand.NewSource(15))
 	for iter := 0; iter < 20000; iter++ {
 		a, b := r15Key(rng), r15Key(rng)
@@ -42,7 +42,17 @@ func TestR15InRangeBatchEdges(t *testing.T) {
 		if bytes.Compare(a, b) > 0 {
 			a, b = b, a
 		}
-		f := meta(1, string(a), string(b), 1, 2)
+		// One table, or with others of r15Key bounds (level 0's range
+		// checks are made for all its tables at once).
+		bounds := [][2][]byte{{a, b}}
+		for n := rng.Intn(4); n > 0; n-- {
+			c, d := r15Key(rng), r15Key(rng)
+			if bytes.Compare(c, d) > 0 {
+				c, d = d, c
+			}
+			bounds = append(bounds, [2][]byte{c, d})
+		}
+		v := level0Version(t, bounds)
 		var keys [][]byte
 		for _, x := range [][]byte{a, b} {
 			for n := 0; n <= len(x); n++ {
@@ -62,22 +72,22 @@ func TestR15InRangeBatchEdges(t *testing.T) {
 			keys = append(keys, r15Key(rng))
 		}
 		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-		checkInRangeBatch(t, f, keys)
+		checkInRangeLevel0(t, v, keys)
 		// Sub-slices of the batch (the chunks deeper passes).
 		for _, n := range []int{1, 2, 7, 8, 9} {
 			if n <= len(keys) {
-				checkInRangeBatch(t, f, keys[len(keys)-n:])
+				checkInRangeLevel0(t, v, keys[len(keys)-n:])
 			}
 		}
 	}
 }
 
-// TestR15InRangeBatchEmptyAndNilKeys: the empty key and a nil key as
+// TestR15InRangeLevel0EmptyAndNilKeys: the empty key and a nil key as
 // bounds and probes.
-func TestR15InRangeBatchEmptyAndNilKeys(t *testing.T) {
+func TestR15InRangeLevel0EmptyAndNilKeys(t *testing.T) {
 	for _, bounds := range [][2]string{{"", ""}, {"", "\x00"}, {"", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}, {"\x00", "\x00\x00\x00\x00\x00\x00\x00\x00"}, {"\x00\x00\x00\x00\x00\x00\x00\x00", "\x00\x00\x00\x00\x00\x00\x00\x00\x00"}} {
-		f := meta(1, bounds[0], bounds[1], 1, 2)
+		v := level0Version(t, [][2][]byte{{[]byte(bounds[0]), []byte(bounds[1])}})
 		keys := [][]byte{nil, {}, {0}, {0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0xff}, bytes.Repeat([]byte{0xff}, 9), bytes.Repeat([]byte{0xff}, 10)}
-		checkInRangeBatch(t, f, keys)
+		checkInRangeLevel0(t, v, keys)
 	}
 }

@@ -305,57 +305,123 @@ func (x *levelIndex) findWindows(ukeys [][]byte, at []int) bool {
 	return open == 0
 }
 
-// InRangeBatch sets at[j] to 0 when table f's user-key range holds
-// ukeys[j] and to -1 otherwise: the range check of a level-0 table for a
-// batch (DB.MultiGet), whose tables' ranges overlap, so each is checked
-// on its own. at must be as long as ukeys.
-//
-// Two whole-key comparisons a key cost about 11 ns (most of a MultiGet
-// key's check of two level-0 tables in kvbench's store); the check here
-// compares the 8 bytes after the prefix f's bounds share, as integers,
-// as levelIndex does for a sorted level, and compares whole keys only
-// for a key that does not start with the prefix, is shorter than 8
-// bytes, or whose window equals a bound's.
-func InRangeBatch(f *FileMetadata, ukeys [][]byte, at []int) {
-	at = at[:len(ukeys)]
-	lo, hi := f.smallestUkey(), f.largestUkey()
-	cp := 0
-	for cp < len(lo) && cp < len(hi) && lo[cp] == hi[cp] {
-		cp++
+// buildLevel0Index indexes the tables of level 0 for InRangeLevel0; nil
+// for none. Their ranges overlap, so the prefix is the one every bound
+// shares, found by comparing each with the first.
+func buildLevel0Index(files []*FileMetadata) *levelIndex {
+	if len(files) == 0 {
+		return nil
+	}
+	first := files[0].smallestUkey()
+	cp, minLen := len(first), len(first)
+	for _, f := range files {
+		for _, b := range [2][]byte{f.smallestUkey(), f.largestUkey()} {
+			n := 0
+			for n < cp && n < len(b) && first[n] == b[n] {
+				n++
+			}
+			cp, minLen = n, min(minLen, len(b))
+		}
 	}
 	// As in buildLevelIndex, the window starts early enough that the
-	// shorter bound fills it.
-	cp = max(0, min(cp, len(lo)-8, len(hi)-8))
-	prefix := lo[:cp]
-	s, w := window(lo[cp:]), window(hi[cp:])
+	// shortest bound fills it.
+	cp = max(0, min(cp, minLen-8))
+	x := &levelIndex{
+		prefix:   append([]byte(nil), first[:cp]...),
+		pre:      window(first[:cp]),
+		smallest: make([]uint64, len(files)),
+		largest:  make([]uint64, len(files)),
+	}
+	for i, f := range files {
+		x.smallest[i] = window(f.smallestUkey()[cp:])
+		x.largest[i] = window(f.largestUkey()[cp:])
+	}
+	return x
+}
+
+// MaxInRangeLevel0 is the most level-0 tables InRangeLevel0 checks: a bit
+// each in a byte.
+const MaxInRangeLevel0 = 8
+
+// InRangeLevel0 sets in[j] to the level-0 tables whose user-key ranges
+// hold ukeys[j], bit t for v.Files[0][t]: the range checks of a batch
+// (DB.MultiGet) against every level-0 table, whose ranges overlap, so
+// each is checked. Level 0 must hold at most MaxInRangeLevel0 tables, and
+// in must be as long as ukeys.
+//
+// Each key is read once for all the tables: the 8 bytes after the prefix
+// every bound of the level shares are compared, as integers, with each
+// table's bounds' (levelIndex), and whole keys only for a key shorter
+// than 8 bytes or whose 8 bytes equal a bound's. Two whole-key
+// comparisons a key and table cost about 11 ns; this is a few
+// instructions a table.
+func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) {
+	files := v.Files[0]
+	if len(files) > MaxInRangeLevel0 {
+		panic(fmt.Sprintf("manifest: InRangeLevel0 of %d tables (at most %d)", len(files), MaxInRangeLevel0))
+	}
+	in = in[:len(ukeys)]
+	x := v.index[0]
+	if x == nil {
+		for j, k := range ukeys {
+			in[j] = inRangeLevel0Slow(files, k)
+		}
+		return
+	}
+	s := x.smallest[:len(files)]
+	w := x.largest[:len(s)]
+	cp, prefix := len(x.prefix), x.prefix
 	// A prefix of up to 8 bytes is checked in one integer comparison of
 	// a key's first 8 bytes (mask is 0 for no prefix); a longer one as
 	// bytes.
 	short := cp <= 8
-	pre, mask := window(prefix), ^uint64(0)<<(64-8*uint(min(cp, 8)))
+	pre, mask := x.pre, ^uint64(0)<<(64-8*uint(min(cp, 8)))
 	for j, k := range ukeys {
 		var p uint64
-		ok := false
 		switch {
 		case short && len(k) >= 8:
-			if ok = (binary.BigEndian.Uint64(k)^pre)&mask == 0; ok {
-				off := min(cp, len(k)-8)
-				p = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
+			if (binary.BigEndian.Uint64(k)^pre)&mask != 0 {
+				// Every bound starts with the prefix and k does not: k
+				// sorts before all of them or after all of them.
+				in[j] = 0
+				continue
 			}
+			off := min(cp, len(k)-8)
+			p = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
 		case !short && len(k) >= cp:
-			if ok = string(k[:cp]) == string(prefix); ok {
-				p = tailWindow(k, cp)
+			if string(k[:cp]) != string(prefix) {
+				in[j] = 0
+				continue
 			}
-		}
-		if ok && p != s && p != w {
-			// Without a branch: whether a key falls in a table is as
-			// unpredictable as a search step.
-			at[j] = b2i(s < p)&b2i(p < w) - 1
+			p = tailWindow(k, cp)
+		default:
+			in[j] = inRangeLevel0Slow(files, k)
 			continue
 		}
-		at[j] = -1
-		if bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) <= 0 {
-			at[j] = 0
+		// Without a branch a table: whether a key falls in a table is as
+		// unpredictable as a search step. A window equal to a bound's
+		// (rare, and the branch predicted) leaves the order to whole keys.
+		var bitsIn uint8
+		eq := 0
+		for t := range s {
+			eq |= b2i(s[t] == p) | b2i(w[t] == p)
+			bitsIn |= uint8(b2i(s[t] < p)&b2i(p < w[t])) << uint(t)
+		}
+		if eq != 0 {
+			bitsIn = inRangeLevel0Slow(files, k)
+		}
+		in[j] = bitsIn
+	}
+}
+
+// inRangeLevel0Slow is InRangeLevel0 for one key, by whole-key
+// comparisons.
+func inRangeLevel0Slow(files []*FileMetadata, k []byte) uint8 {
+	var in uint8
+	for t, f := range files {
+		if bytes.Compare(k, f.smallestUkey()) >= 0 && bytes.Compare(k, f.largestUkey()) <= 0 {
+			in |= 1 << uint(t)
 		}
 	}
+	return in
 }

@@ -329,72 +329,125 @@ func TestTailWindow(t *testing.T) {
 	}
 }
 
-// inRangeWant is InRangeBatch's answer for one key by whole-key
+// inRangeWant is InRangeLevel0's answer for one key by whole-key
 // comparisons.
-func inRangeWant(f *FileMetadata, k []byte) int {
-	if bytes.Compare(k, f.smallestUkey()) >= 0 && bytes.Compare(k, f.largestUkey()) <= 0 {
-		return 0
-	}
-	return -1
-}
-
-// checkInRangeBatch runs InRangeBatch on keys and compares every answer
-// with inRangeWant; it also checks that nothing past the keys is written.
-func checkInRangeBatch(t *testing.T, f *FileMetadata, keys [][]byte) {
-	t.Helper()
-	at := make([]int, len(keys)+1)
-	at[len(keys)] = 7
-	InRangeBatch(f, keys, at[:len(keys)])
-	for j, k := range keys {
-		if want := inRangeWant(f, k); at[j] != want {
-			t.Fatalf("InRangeBatch(%q) in [%q, %q] = %d, want %d", k, f.smallestUkey(), f.largestUkey(), at[j], want)
+func inRangeWant(files []*FileMetadata, k []byte) uint8 {
+	var in uint8
+	for t, f := range files {
+		if bytes.Compare(k, f.smallestUkey()) >= 0 && bytes.Compare(k, f.largestUkey()) <= 0 {
+			in |= 1 << t
 		}
 	}
-	if at[len(keys)] != 7 {
-		t.Fatal("InRangeBatch wrote past its keys")
+	return in
+}
+
+// level0Version is a Version whose level 0 holds tables with the given
+// bounds (lo, hi pairs), newest first, built by a Builder as the DB's are.
+func level0Version(t testing.TB, bounds [][2][]byte) *Version {
+	t.Helper()
+	b := NewBuilder(nil)
+	var e VersionEdit
+	for i, lh := range bounds {
+		n := uint64(len(bounds) - i)
+		e.NewFiles = append(e.NewFiles, NewFileEntry{Level: 0, Meta: meta(n, string(lh[0]), string(lh[1]), 2*n, 2*n+1)})
+	}
+	if err := b.Apply(&e); err != nil {
+		t.Fatal(err)
+	}
+	v, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// checkInRangeLevel0 runs InRangeLevel0 on keys, with level 0's index and
+// without it, and compares every answer with inRangeWant; it also checks
+// that nothing past the keys is written.
+func checkInRangeLevel0(t *testing.T, v *Version, keys [][]byte) {
+	t.Helper()
+	files := v.Files[0]
+	bare := &Version{}
+	bare.Files[0] = files
+	for _, v := range []*Version{v, bare} {
+		in := make([]uint8, len(keys)+1)
+		in[len(keys)] = 0xa5
+		v.InRangeLevel0(keys, in[:len(keys)])
+		for j, k := range keys {
+			if want := inRangeWant(files, k); in[j] != want {
+				t.Fatalf("InRangeLevel0(%q) = %08b, want %08b (index %v)\n%s", k, in[j], want, v.index[0] != nil, v)
+			}
+		}
+		if in[len(keys)] != 0xa5 {
+			t.Fatal("InRangeLevel0 wrote past its keys")
+		}
 	}
 }
 
-// TestInRangeBatchAgainstCompare checks InRangeBatch against whole-key
-// comparisons for tables and probe keys of every key family, including
-// bounds that share more than 8 bytes ("beyond-window"), keys shorter
-// than 8 bytes or than the bounds' prefix ("zeros", "tiny"), each bound
-// and its neighbours, and a table of one key.
-func TestInRangeBatchAgainstCompare(t *testing.T) {
+// TestInRangeLevel0AgainstCompare checks InRangeLevel0 against whole-key
+// comparisons on levels of 1 to 8 tables and probe keys of every key
+// family, including bounds that share more than 8 bytes
+// ("beyond-window"), keys shorter than 8 bytes or than the bounds'
+// prefix ("zeros", "tiny"), each bound and its neighbours, and tables of
+// one key.
+func TestInRangeLevel0AgainstCompare(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for name, shape := range keyShapes {
 		t.Run(name, func(t *testing.T) {
 			for iter := 0; iter < 300; iter++ {
-				a, b := shape(rng), shape(rng)
-				if iter%10 == 0 {
-					b = a
+				var bounds [][2][]byte
+				var keys [][]byte
+				for range 1 + rng.Intn(MaxInRangeLevel0) {
+					a, b := shape(rng), shape(rng)
+					if rng.Intn(10) == 0 {
+						b = a
+					}
+					if bytes.Compare(a, b) > 0 {
+						a, b = b, a
+					}
+					bounds = append(bounds, [2][]byte{a, b})
+					keys = append(keys, a, b, append(slices.Clip(a), 0), append(slices.Clip(b), 0), a[:len(a)/2], b[:max(0, len(b)-1)])
 				}
-				if bytes.Compare(a, b) > 0 {
-					a, b = b, a
-				}
-				f := meta(1, string(a), string(b), 1, 2)
-				keys := [][]byte{a, b, append(slices.Clip(a), 0), append(slices.Clip(b), 0), a[:len(a)/2], b[:max(0, len(b)-1)]}
 				for len(keys) < 80 {
 					keys = append(keys, shape(rng))
 				}
-				checkInRangeBatch(t, f, keys)
+				checkInRangeLevel0(t, level0Version(t, bounds), keys)
 			}
 		})
 	}
 }
 
-// FuzzInRangeBatch checks InRangeBatch against whole-key comparisons for
-// any bounds and probe.
-func FuzzInRangeBatch(f *testing.F) {
-	f.Add([]byte("0000000000000008"), []byte("0000000000199995"), []byte("0000000000012345."))
-	f.Add([]byte("tenant:aaaaaaaaaaaa000001"), []byte("tenant:aaaaaaaaaaab004999"), []byte("tenant:aaaaaaaaaaab"))
-	f.Add([]byte("p\x00\x00"), []byte("p\x00\x01"), []byte("p\x00"))
-	f.Add([]byte(""), []byte("\xff"), []byte(""))
-	f.Fuzz(func(t *testing.T, a, b, probe []byte) {
+// TestInRangeLevel0TooManyTables: a level 0 of more tables than a byte
+// has bits is refused, not answered with bits that wrap.
+func TestInRangeLevel0TooManyTables(t *testing.T) {
+	var bounds [][2][]byte
+	for i := range MaxInRangeLevel0 + 1 {
+		bounds = append(bounds, [2][]byte{[]byte(fmt.Sprintf("a%02d", i)), []byte(fmt.Sprintf("z%02d", i))})
+	}
+	v := level0Version(t, bounds)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("InRangeLevel0 of 9 tables did not panic")
+		}
+	}()
+	v.InRangeLevel0([][]byte{[]byte("m")}, make([]uint8, 1))
+}
+
+// FuzzInRangeLevel0 checks InRangeLevel0 against whole-key comparisons
+// for a level 0 of two tables with any bounds, and any probe.
+func FuzzInRangeLevel0(f *testing.F) {
+	f.Add([]byte("0000000000000008"), []byte("0000000000199995"), []byte("0000000000000100"), []byte("0000000000100002"), []byte("0000000000012345."))
+	f.Add([]byte("tenant:aaaaaaaaaaaa000001"), []byte("tenant:aaaaaaaaaaab004999"), []byte("tenant:aaaaaaaaaaaa"), []byte("tenant:b"), []byte("tenant:aaaaaaaaaaab"))
+	f.Add([]byte("p\x00\x00"), []byte("p\x00\x01"), []byte("p"), []byte("p\x00\x00\x00\x00\x00\x00\x00\x00\x00"), []byte("p\x00"))
+	f.Add([]byte(""), []byte("\xff"), []byte("a"), []byte("b"), []byte(""))
+	f.Fuzz(func(t *testing.T, a, b, c, d, probe []byte) {
 		if bytes.Compare(a, b) > 0 {
 			a, b = b, a
 		}
-		fm := meta(1, string(a), string(b), 1, 2)
-		checkInRangeBatch(t, fm, [][]byte{probe, a, b, append(slices.Clip(probe), 0)})
+		if bytes.Compare(c, d) > 0 {
+			c, d = d, c
+		}
+		v := level0Version(t, [][2][]byte{{a, b}, {c, d}})
+		checkInRangeLevel0(t, v, [][]byte{probe, a, b, c, d, append(slices.Clip(probe), 0), probe[:len(probe)/2]})
 	})
 }
