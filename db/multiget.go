@@ -369,6 +369,18 @@ type mgScratch struct {
 	memPass []uint8
 }
 
+// zeroSlots and identity are the which and idx of probeHashedOf for the
+// keys 0 to 63 of one table (only read).
+var (
+	zeroSlots [64]uint8
+	identity  = func() (a [64]int32) {
+		for i := range a {
+			a[i] = int32(i)
+		}
+		return a
+	}()
+)
+
 var mgScratchPool = sync.Pool{New: func() any { return new(mgScratch) }}
 
 // queue appends key i (whose bytes are k) and its table to the queue,
@@ -612,13 +624,14 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 			sc.l0In = make([]uint8, len(pending))
 		}
 		l0In := sc.l0In[:len(pending)]
+		every := ^uint8(0) // the tables whose ranges hold every key
 		for start := 0; start < len(pending); start += len(at) {
 			chunk := pending[start:min(start+len(at), len(pending))]
-			v.InRangeLevel0(chunkKeys(start, chunk), l0In[start:start+len(chunk)])
+			every &= v.InRangeLevel0(chunkKeys(start, chunk), l0In[start:start+len(chunk)])
 		}
 		for t := range files {
 			mg.l0 = t
-			mg.level0Table(files, t, pending, l0In)
+			mg.level0Table(files, t, pending, l0In, all && every>>uint(t)&1 != 0)
 			mg.probe()
 		}
 	}
@@ -754,9 +767,11 @@ func (mg *multiGet) probeChunk(files []*manifest.FileMetadata, chunk, at []int, 
 // keys pending whose bit t is set in in (in[j] for pending[j]), and
 // records the keys it lets through as candidates, as probeChunk does for
 // a sorted level. A table whose filter is of the batch's hash policy (the
-// usual case) is opened once and its keys gathered straight from in;
-// others go through probeChunk.
-func (mg *multiGet) level0Table(files []*manifest.FileMetadata, t int, pending []int, in []uint8) {
+// usual case) is opened once and its keys gathered straight from in, or,
+// with every set (pending is every key of the batch, in order, and the
+// table's range holds them all), not gathered; others go through
+// probeChunk.
+func (mg *multiGet) level0Table(files []*manifest.FileMetadata, t int, pending []int, in []uint8, every bool) {
 	sc := mg.sc
 	f := files[t]
 	var failed tableFailure
@@ -768,6 +783,12 @@ func (mg *multiGet) level0Table(files []*manifest.FileMetadata, t int, pending [
 		sc.tables[0], sc.tableFilter[0], sc.nTables = o, data, 1
 		for start := 0; start < len(pending); start += len(sc.hIdx) {
 			chunk := pending[start:min(start+len(sc.hIdx), len(pending))]
+			if every {
+				// pending is every key in order, each in the table's
+				// range: the keys' own hashes, nothing to gather.
+				mg.probeHashedOf(zeroSlots[:len(chunk)], kh[start:start+len(chunk)], identity[:len(chunk)], start)
+				continue
+			}
 			cin := in[start : start+len(chunk)]
 			// Every key is written, and kept (nh moves past it) when in
 			// the table's range: no branch on a bit as unpredictable as
@@ -863,22 +884,33 @@ func (sc *mgScratch) gather(chunk, at []int, files []*manifest.FileMetadata, kh 
 	return j, nh
 }
 
-// probeHashed probes the n keys gathered in the h arrays, all of the
-// batch's hash policy, and makes candidates of the ones the filters let
-// through, as record does for the queue.
+// probeHashed probes the keys gathered in the h arrays, the first n,
+// all of the batch's hash policy, and makes candidates of the ones the
+// filters let through, as record does for the queue.
 func (mg *multiGet) probeHashed(n int) {
 	sc := mg.sc
-	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:sc.nTables], sc.hSlot[:n], sc.hHashes[:n], sc.hMaybe[:n])
+	mg.probeHashedOf(sc.hSlot[:n], sc.hHashes[:n], sc.hIdx[:n], 0)
+}
+
+// probeHashedOf is probeHashed for the keys whose hashes are hashes, and
+// whose indexes in the batch are base+idx[t], of the tables which[t] in
+// sc.tables.
+func (mg *multiGet) probeHashedOf(which []uint8, hashes []uint64, idx []int32, base int) {
+	sc := mg.sc
+	n := len(hashes)
+	maybe := sc.hMaybe[:n]
+	filter.MayContainHashBatchOf(mg.hashPolicy, sc.tableFilter[:sc.nTables], which[:n], hashes, maybe)
 	lv := &mg.lv[mg.level]
 	lv.checks += int64(n)
 	checked, passed, bit := mg.levelMarks()
-	for t, maybe := range sc.hMaybe[:n] {
-		i := int(sc.hIdx[t])
+	idx = idx[:n]
+	for t, m := range maybe {
+		i := base + int(idx[t])
 		checked[i] |= bit
-		if maybe {
+		if m {
 			lv.positives++
 			passed[i] |= bit
-			o := &sc.tables[sc.hSlot[t]%64]
+			o := &sc.tables[which[t]%64]
 			mg.candidate(mgCand{i: i, level: mg.level, f: o.f, r: o.r})
 		}
 	}

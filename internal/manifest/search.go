@@ -346,8 +346,9 @@ const MaxInRangeLevel0 = 8
 // InRangeLevel0 sets in[j] to the level-0 tables whose user-key ranges
 // hold ukeys[j], bit t for v.Files[0][t]: the range checks of a batch
 // (DB.MultiGet) against every level-0 table, whose ranges overlap, so
-// each is checked. Level 0 must hold at most MaxInRangeLevel0 tables, and
-// in must be as long as ukeys.
+// each is checked. It returns the tables whose ranges hold every key (the
+// AND of in). Level 0 must hold at most MaxInRangeLevel0 tables, and in
+// must be as long as ukeys.
 //
 // Each key is read once for all the tables: the 8 bytes after the prefix
 // every bound of the level shares are compared, as integers, with each
@@ -355,18 +356,20 @@ const MaxInRangeLevel0 = 8
 // than 8 bytes or whose 8 bytes equal a bound's. Two whole-key
 // comparisons a key and table cost about 11 ns; this is a few
 // instructions a table.
-func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) {
+func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) (every uint8) {
 	files := v.Files[0]
 	if len(files) > MaxInRangeLevel0 {
 		panic(fmt.Sprintf("manifest: InRangeLevel0 of %d tables (at most %d)", len(files), MaxInRangeLevel0))
 	}
 	in = in[:len(ukeys)]
+	every = ^uint8(0)
 	x := v.index[0]
 	if x == nil {
 		for j, k := range ukeys {
 			in[j] = inRangeLevel0Slow(files, k)
+			every &= in[j]
 		}
-		return
+		return every
 	}
 	s := x.smallest[:len(files)]
 	w := x.largest[:len(s)]
@@ -383,19 +386,20 @@ func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) {
 			if (binary.BigEndian.Uint64(k)^pre)&mask != 0 {
 				// Every bound starts with the prefix and k does not: k
 				// sorts before all of them or after all of them.
-				in[j] = 0
+				in[j], every = 0, 0
 				continue
 			}
 			off := min(cp, len(k)-8)
 			p = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
 		case !short && len(k) >= cp:
 			if string(k[:cp]) != string(prefix) {
-				in[j] = 0
+				in[j], every = 0, 0
 				continue
 			}
 			p = tailWindow(k, cp)
 		default:
 			in[j] = inRangeLevel0Slow(files, k)
+			every &= in[j]
 			continue
 		}
 		// Without a branch a table: whether a key falls in a table is as
@@ -411,7 +415,9 @@ func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) {
 			bitsIn = inRangeLevel0Slow(files, k)
 		}
 		in[j] = bitsIn
+		every &= bitsIn
 	}
+	return every
 }
 
 // inRangeLevel0Slow is InRangeLevel0 for one key, by whole-key

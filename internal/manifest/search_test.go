@@ -372,14 +372,27 @@ func checkInRangeLevel0(t *testing.T, v *Version, keys [][]byte) {
 	for _, v := range []*Version{v, bare} {
 		in := make([]uint8, len(keys)+1)
 		in[len(keys)] = 0xa5
-		v.InRangeLevel0(keys, in[:len(keys)])
+		every := v.InRangeLevel0(keys, in[:len(keys)])
+		wantEvery := ^uint8(0)
 		for j, k := range keys {
-			if want := inRangeWant(files, k); in[j] != want {
+			want := inRangeWant(files, k)
+			if in[j] != want {
 				t.Fatalf("InRangeLevel0(%q) = %08b, want %08b (index %v)\n%s", k, in[j], want, v.index[0] != nil, v)
 			}
+			wantEvery &= want
+		}
+		if every != wantEvery {
+			t.Fatalf("InRangeLevel0 of %d keys: every = %08b, want %08b (index %v)", len(keys), every, wantEvery, v.index[0] != nil)
 		}
 		if in[len(keys)] != 0xa5 {
 			t.Fatal("InRangeLevel0 wrote past its keys")
+		}
+		// Each key alone: every is its own answer (and not 0 when a
+		// table holds it).
+		for _, k := range keys {
+			if got, want := v.InRangeLevel0([][]byte{k}, in[:1]), inRangeWant(files, k); got != want {
+				t.Fatalf("InRangeLevel0(%q) alone: every = %08b, want %08b (index %v)", k, got, want, v.index[0] != nil)
+			}
 		}
 	}
 }
