@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -371,53 +372,94 @@ func (v *Version) InRangeLevel0(ukeys [][]byte, in []uint8) (every uint8) {
 		}
 		return every
 	}
-	s := x.smallest[:len(files)]
-	w := x.largest[:len(s)]
-	cp, prefix := len(x.prefix), x.prefix
-	// A prefix of up to 8 bytes is checked in one integer comparison of
-	// a key's first 8 bytes (mask is 0 for no prefix); a longer one as
-	// bytes.
-	short := cp <= 8
-	pre, mask := x.pre, ^uint64(0)<<(64-8*uint(min(cp, 8)))
-	for j, k := range ukeys {
-		var p uint64
-		switch {
-		case short && len(k) >= 8:
-			if (binary.BigEndian.Uint64(k)^pre)&mask != 0 {
-				// Every bound starts with the prefix and k does not: k
-				// sorts before all of them or after all of them.
-				in[j], every = 0, 0
-				continue
-			}
-			off := min(cp, len(k)-8)
-			p = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
-		case !short && len(k) >= cp:
-			if string(k[:cp]) != string(prefix) {
-				in[j], every = 0, 0
-				continue
-			}
-			p = tailWindow(k, cp)
-		default:
-			in[j] = inRangeLevel0Slow(files, k)
+	for start := 0; start < len(ukeys); start += 64 {
+		end := min(start+64, len(ukeys))
+		b, slow := x.inRangeWindows(ukeys[start:end], in[start:end])
+		every &= b
+		// The keys the windows leave open, by whole keys.
+		for ; slow != 0; slow &= slow - 1 {
+			j := start + bits.TrailingZeros64(slow)
+			in[j] = inRangeLevel0Slow(files, ukeys[j])
 			every &= in[j]
-			continue
 		}
-		// Without a branch a table: whether a key falls in a table is as
-		// unpredictable as a search step. A window equal to a bound's
-		// (rare, and the branch predicted) leaves the order to whole keys.
-		var bitsIn uint8
-		eq := 0
-		for t := range s {
-			eq |= b2i(s[t] == p) | b2i(w[t] == p)
-			bitsIn |= uint8(b2i(s[t] < p)&b2i(p < w[t])) << uint(t)
-		}
-		if eq != 0 {
-			bitsIn = inRangeLevel0Slow(files, k)
-		}
-		in[j] = bitsIn
-		every &= bitsIn
 	}
 	return every
+}
+
+// inRangeWindows is InRangeLevel0 for up to 64 keys, through the level's
+// index x, for every key its windows place: bit j of slow is set for a
+// key they leave to whole-key comparisons (in[j] is then 0), and every is
+// the AND of the others' answers. The keys' windows are read in one loop
+// and compared with the tables' in another: with a prefix of at most 8
+// bytes (the usual case) neither makes a call, and each has few enough
+// values live that the compiler keeps them in registers.
+func (x *levelIndex) inRangeWindows(ukeys [][]byte, in []uint8) (every uint8, slow uint64) {
+	var ps [64]uint64
+	ukeys = ukeys[:min(len(ukeys), len(ps))]
+	in = in[:len(ukeys)]
+	// out: the keys without the prefix every bound has, which sort before
+	// all the bounds or after all of them.
+	var out uint64
+	cp := len(x.prefix)
+	if cp <= 8 {
+		// The prefix checked in one integer comparison of a key's first 8
+		// bytes (mask is 0 for no prefix).
+		pre, mask := x.pre, ^uint64(0)<<(64-8*uint(cp))
+		for j, k := range ukeys {
+			switch {
+			case len(k) < 8:
+				slow |= 1 << uint(j)
+			case (binary.BigEndian.Uint64(k)^pre)&mask != 0:
+				out |= 1 << uint(j)
+			default:
+				// The 8 bytes after the prefix; when fewer follow it, the
+				// last 8 of the key shifted left, which zero-pads them.
+				off := min(cp, len(k)-8)
+				ps[j] = binary.BigEndian.Uint64(k[off:]) << (8 * uint(cp-off))
+			}
+		}
+	} else {
+		for j, k := range ukeys {
+			switch {
+			case len(k) < cp:
+				slow |= 1 << uint(j)
+			case string(k[:cp]) != string(x.prefix):
+				out |= 1 << uint(j)
+			default:
+				ps[j] = tailWindow(k, cp)
+			}
+		}
+	}
+	// Table by table, each key's window compared with the table's
+	// bounds without a branch: whether a key falls in a table is as
+	// unpredictable as a search step. eqs[j] is set when key j's window
+	// equals a bound's, which leaves the order to whole keys (rare).
+	in = in[:len(ukeys)]
+	clear(in)
+	var eqs [64]uint8
+	ps1, eqs1 := ps[:len(in)], eqs[:len(in)]
+	for t, lo := range x.smallest {
+		hi, bit := x.largest[t], uint8(1)<<uint(t&7)
+		for j, p := range ps1 {
+			in[j] |= uint8(-b2i(lo < p)&-b2i(p < hi)) & bit
+			eqs1[j] |= uint8(b2i(p == lo) | b2i(p == hi))
+		}
+	}
+	every = ^uint8(0)
+	if out != 0 {
+		every = 0
+	}
+	for j := range in {
+		switch {
+		case (out|slow)>>uint(j)&1 != 0:
+			in[j] = 0
+		case eqs1[j] != 0:
+			in[j], slow = 0, slow|1<<uint(j)
+		default:
+			every &= in[j]
+		}
+	}
+	return every, slow
 }
 
 // inRangeLevel0Slow is InRangeLevel0 for one key, by whole-key
