@@ -490,7 +490,7 @@ func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
 // allocates nothing once evicted blocks are being recycled; the cache keeps
 // the block when it has room.
 func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
-	return r.readDataBlockTraced(h, nil, readUser)
+	return r.readDataBlockTraced(h, nil, readUser, nil)
 }
 
 // readKind says how a data block read counts in ReadStats.
@@ -505,8 +505,10 @@ const (
 // readDataBlockTraced is readDataBlock that, when tr is not nil, records
 // whether the block came from the cache and its decoded size. A readQuiet
 // read counts nothing and leaves the cache as it found it (bar the
-// recency of a block it finds there).
-func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind) (*cache.Block, error) {
+// recency of a block it finds there). With keys not nil (a point
+// lookup's), a block read from the file into the cache gets its key
+// index (buildBlockKeys, through keys).
+func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind, keys *blockIter) (*cache.Block, error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
 		return nil, err
 	}
@@ -543,6 +545,11 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind
 		tr.DecodedSize = len(b.Data())
 	}
 	if c != nil && kind != readQuiet {
+		if keys != nil {
+			if aux, ok := buildBlockKeys(keys, b.Data(), b.AuxBuf()); ok {
+				b.SetAux(aux)
+			}
+		}
 		c.Set(r.opts.FileID, h.offset, b)
 	}
 	return b, nil
@@ -859,7 +866,8 @@ var getItersPool sync.Pool
 // Get finds the entry a point lookup needs: the first entry whose internal
 // key is >= seek (built by the caller from ukey and its snapshot sequence
 // number), if its user key is ukey. It returns that entry's value and kind;
-// found is false when the table holds no visible entry of ukey. Like Find
+// found is false (and kind 0) when the table holds no visible entry of
+// ukey. Like Find
 // it does not consult the filter. The value is a copy the caller owns
 // (non-nil, even when empty), and it is the only allocation: the block
 // the value was found in is released, and recycled once evicted.
@@ -912,14 +920,25 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 			return nil, 0, 0, false, err
 		}
 		var b *cache.Block
+		var read *BlockRead
 		if tr != nil {
 			tr.blocks = append(tr.blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-			b, err = r.readDataBlockTraced(h, &tr.blocks[len(tr.blocks)-1], readUser)
-		} else {
-			b, err = r.readDataBlock(h)
+			read = &tr.blocks[len(tr.blocks)-1]
 		}
+		b, err = r.readDataBlockTraced(h, read, readUser, data)
 		if err != nil {
 			return nil, 0, 0, false, err
+		}
+		if aux := b.Aux(); len(aux) > 0 {
+			switch findBlockKeys(aux, ukey) {
+			case keysAbsent:
+				// The seek would stop in this block at another user key.
+				b.Release()
+				return nil, 0, 0, false, nil
+			case keysPast:
+				b.Release()
+				continue
+			}
 		}
 		if err := data.init(false, b.Data()); err != nil {
 			b.Release()
@@ -934,6 +953,8 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 				found, seq = true, eseq
 				v := data.Value()
 				value = append(make([]byte, 0, len(v)), v...)
+			default:
+				kind = 0 // another key's: nothing found
 			}
 			b.Release() // data is re-initialized before its next use
 			return value, seq, kind, found, err
@@ -1104,7 +1125,7 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 			return nil, false, blocks, err
 		}
 		blocks = append(blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet)
+		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet, nil)
 		if err != nil {
 			return nil, false, blocks, err
 		}

@@ -31,6 +31,11 @@ type Block struct {
 	// garbage collector (NewBlock's, or one too large to pool).
 	class int16
 
+	// aux is what a reader derived from data to search it faster
+	// (SetAux), set before the block is shared and charged with it. Its
+	// capacity is kept when the Block is recycled.
+	aux []uint64
+
 	// While the block is cached: its key, and its links in the LRU list
 	// of its shard (nil otherwise), guarded by the shard's mutex.
 	k          key
@@ -104,8 +109,22 @@ func (b *Block) Data() []byte { return b.data }
 func (b *Block) Truncate(n int) { b.data = b.data[:n] }
 
 // Charge is the number of bytes the block holds in memory: its whole
-// buffer, which may be slightly larger than Data.
-func (b *Block) Charge() int64 { return int64(len(b.buf)) }
+// buffer, which may be slightly larger than Data, and its Aux.
+func (b *Block) Charge() int64 { return int64(len(b.buf)) + 8*int64(cap(b.aux)) }
+
+// Aux returns what SetAux set: a reader's index of Data (nil for none).
+// Like Data, it must not be modified once the block is shared, nor read
+// after Release.
+func (b *Block) Aux() []uint64 { return b.aux }
+
+// AuxBuf returns an empty slice whose capacity a recycled Block kept,
+// for building the Aux of this one.
+func (b *Block) AuxBuf() []uint64 { return b.aux[:0] }
+
+// SetAux attaches aux to the block, which is then charged for its
+// capacity. It must be called before the block is shared (Cache.Set), by
+// the only holder.
+func (b *Block) SetAux(aux []uint64) { b.aux = aux }
 
 // Ref adds a reference. The caller must already hold one.
 func (b *Block) Ref() { b.refs.Add(1) }
@@ -140,6 +159,6 @@ func (b *Block) Release() {
 			b.buf[i] = 0xdb
 		}
 	}
-	b.data = nil
+	b.data, b.aux = nil, b.aux[:0]
 	pools[b.class].Put(b)
 }
