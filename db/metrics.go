@@ -150,6 +150,12 @@ type Metrics struct {
 	// BlockCacheHits and BlockCacheMisses count block cache lookups.
 	BlockCacheHits   int64
 	BlockCacheMisses int64
+	// BlockKeyIndexSkips counts the lookups of a cached data block (by
+	// Get and MultiGet) that the block's key index answered without
+	// searching the block: the key is not in it, as for most of a
+	// filter's false positives. A data block a point lookup reads into
+	// the cache gets the index (8 bytes an entry, in BlockCacheSize).
+	BlockKeyIndexSkips int64
 	// BlockCacheSize and BlockCacheCapacity are the bytes of blocks cached
 	// and the cache's limit.
 	BlockCacheSize     int64
@@ -290,6 +296,7 @@ func (d *DB) Metrics() *Metrics {
 	m.CompactionBlockBytesRead = d.stats.CompactionBlockBytesRead.Load()
 	m.BlockCacheHits = d.stats.CacheHits.Load()
 	m.BlockCacheMisses = d.stats.CacheMisses.Load()
+	m.BlockKeyIndexSkips = d.stats.KeyIndexSkips.Load()
 	if d.cache != nil {
 		m.BlockCacheSize = d.cache.Size()
 		m.BlockCacheCapacity = d.cache.Capacity()
@@ -349,9 +356,9 @@ func (m *Metrics) String() string {
 		row(fmt.Sprintf("L%d", l), m.Levels[l])
 	}
 	row("total", total)
-	fmt.Fprintf(&b, "reads: %d gets, %d data blocks read (%s) by gets and iterators, %d (%s) by compactions; block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
+	fmt.Fprintf(&b, "reads: %d gets, %d data blocks read (%s) by gets and iterators, %d (%s) by compactions; block cache: %d hits, %d misses (%.1f%% hit), %s of %s; %d block searches skipped by key indexes\n",
 		m.Gets, m.DataBlocksRead, humanBytes(m.DataBlockBytesRead), m.CompactionBlocksRead, humanBytes(m.CompactionBlockBytesRead),
-		m.BlockCacheHits, m.BlockCacheMisses, 100*m.BlockCacheHitRate(), humanBytes(m.BlockCacheSize), humanBytes(m.BlockCacheCapacity))
+		m.BlockCacheHits, m.BlockCacheMisses, 100*m.BlockCacheHitRate(), humanBytes(m.BlockCacheSize), humanBytes(m.BlockCacheCapacity), m.BlockKeyIndexSkips)
 	open := fmt.Sprintf("%d tables open", m.TablesOpen)
 	if extra := m.TablesOpen - total.Files; extra > 0 {
 		open = fmt.Sprintf("%d tables open (%d in the tree, %d no longer in it but still used by an iterator or compaction)", m.TablesOpen, total.Files, extra)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/filter"
 )
 
 // TestMetricsReadsAndWriteAmp checks that user reads and compaction reads
@@ -105,5 +107,69 @@ func TestMetricsStringOneUnit(t *testing.T) {
 	m.Levels[0] = LevelMetrics{Files: 1, Bytes: 3 << 10}
 	if s := m.String(); !strings.Contains(strings.SplitN(s, "\n", 2)[0], "size(KiB)") || !strings.Contains(s, "1 tables open,") {
 		t.Errorf("small store:\n%s", s)
+	}
+}
+
+// TestMetricsBlockKeyIndexSkips: an absent key's lookup of a cached data
+// block (a filter's false positive, or a table without a filter) is
+// answered by the block's key index, and counted: at least once a lookup,
+// at most twice (a lookup that starts in the block before the key's, past
+// its last key, goes on to the next block). Lookups of present keys are
+// not. Through Get and MultiGet alike.
+func TestMetricsBlockKeyIndexSkips(t *testing.T) {
+	for _, multi := range []bool{false, true} {
+		t.Run(fmt.Sprintf("multiget=%v", multi), func(t *testing.T) {
+			// No filter: every absent key inside a table's range is
+			// looked up, so the counts are large and exact to reason on.
+			d := mustOpen(t, t.TempDir(), &Options{WriteBufferSize: 64 << 10, BlockSize: 1024, FilterPolicy: filter.None})
+			defer d.Close()
+			val := strings.Repeat("v", 60)
+			for i := 0; i < 4000; i++ {
+				if err := d.Put([]byte(fmt.Sprintf("%016d", 2*i)), []byte(val), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.CompactRange(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			get := func(keys []string) {
+				t.Helper()
+				if multi {
+					bs := make([][]byte, len(keys))
+					for i, k := range keys {
+						bs[i] = []byte(k)
+					}
+					d.MultiGet(bs, nil)
+					return
+				}
+				for _, k := range keys {
+					d.Get([]byte(k), nil)
+				}
+			}
+			var present, absent []string
+			for i := 0; i < 4000; i += 3 {
+				present = append(present, fmt.Sprintf("%016d", 2*i))
+				absent = append(absent, fmt.Sprintf("%016d", 2*i+1))
+			}
+			get(present) // loads the blocks, with their indexes
+			m0 := d.Metrics()
+			get(present)
+			m1 := d.Metrics()
+			if n := m1.BlockKeyIndexSkips - m0.BlockKeyIndexSkips; n != 0 {
+				t.Fatalf("%d present keys: %d lookups answered by key indexes, want 0", len(present), n)
+			}
+			get(absent)
+			m2 := d.Metrics()
+			// The last absent key is past the store's last key: no table
+			// is looked up for it.
+			looked := int64(len(absent) - 1)
+			n := m2.BlockKeyIndexSkips - m1.BlockKeyIndexSkips
+			if n < looked || n > 2*looked {
+				t.Fatalf("%d absent keys looked up: %d lookups answered by key indexes, want %d to %d", looked, n, looked, 2*looked)
+			}
+			if !strings.Contains(m2.String(), fmt.Sprintf("%d block searches skipped by key indexes", m2.BlockKeyIndexSkips)) {
+				t.Fatalf("Metrics.String lacks the key index count:\n%s", m2.String())
+			}
+		})
 	}
 }

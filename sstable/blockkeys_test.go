@@ -195,7 +195,8 @@ func TestBlockKeysGetMatchesUncached(t *testing.T) {
 		m := randomModel(rng, 3000, 20, 80)
 		data, _ := buildTable(t, m, WriterOptions{BlockSize: 1024, DisableCompression: iter%2 == 0})
 		c := cache.New(64 << 20)
-		cached := openTable(t, data, ReaderOptions{Cache: c, FileID: 1})
+		var st ReadStats
+		cached := openTable(t, data, ReaderOptions{Cache: c, FileID: 1, Stats: &st})
 		plain := openTable(t, data, ReaderOptions{})
 		var ukeys [][]byte
 		for _, e := range m {
@@ -219,6 +220,11 @@ func TestBlockKeysGetMatchesUncached(t *testing.T) {
 		}
 		if c.Size() == 0 {
 			t.Fatal("nothing was cached")
+		}
+		// The absent probes' lookups of cached blocks were answered by
+		// the index (a lookup that reads a block from the file builds it).
+		if n := st.KeyIndexSkips.Load(); n < int64(len(probes)) {
+			t.Fatalf("%d lookups answered by key indexes, want at least %d", n, len(probes))
 		}
 	}
 }

@@ -33,6 +33,10 @@ type ReadStats struct {
 	// CacheHits and CacheMisses count block cache lookups for data blocks
 	// (only when the Reader has a cache).
 	CacheHits, CacheMisses base.Counter
+	// KeyIndexSkips counts the point lookups (Get) of a cached data block
+	// that its key index answered without searching the block: the user
+	// key is not in the block (blockkeys.go).
+	KeyIndexSkips base.Counter
 }
 
 // ReaderOptions configure a Reader.
@@ -930,14 +934,16 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 			return nil, 0, 0, false, err
 		}
 		if aux := b.Aux(); len(aux) > 0 {
-			switch findBlockKeys(aux, ukey) {
-			case keysAbsent:
-				// The seek would stop in this block at another user key.
+			if a := findBlockKeys(aux, ukey); a != keysOpen {
+				if st := r.opts.Stats; st != nil {
+					st.KeyIndexSkips.Add(1)
+				}
 				b.Release()
+				if a == keysPast {
+					continue // the seek goes on to the next block
+				}
+				// The seek would stop in this block, at another user key.
 				return nil, 0, 0, false, nil
-			case keysPast:
-				b.Release()
-				continue
 			}
 		}
 		if err := data.init(false, b.Data()); err != nil {

@@ -92,6 +92,9 @@ type readPath struct {
 	CacheHits           int64   `json:"block_cache_hits"`
 	CacheMisses         int64   `json:"block_cache_misses"`
 	CacheHitRate        float64 `json:"block_cache_hit_rate"`
+	// KeyIndexSkips counts the data block lookups that the block's key
+	// index answered without a search (db.Metrics.BlockKeyIndexSkips).
+	KeyIndexSkips int64 `json:"block_key_index_skips"`
 	// DataBlockBytesRead is the bytes of the data blocks the benchmark's
 	// reads (Get, iterators) read from table files.
 	DataBlockBytesRead int64 `json:"data_block_bytes_read"`
@@ -261,6 +264,7 @@ func newReadPath(b, a *db.Metrics, ops int64) *readPath {
 		CompactionBlockBytesRead: a.CompactionBlockBytesRead - b.CompactionBlockBytesRead,
 		CacheHits:                a.BlockCacheHits - b.BlockCacheHits,
 		CacheMisses:              a.BlockCacheMisses - b.BlockCacheMisses,
+		KeyIndexSkips:            a.BlockKeyIndexSkips - b.BlockKeyIndexSkips,
 	}
 	if absent := p.FilterChecks - p.FilterTruePositives; absent > 0 {
 		p.FalsePositiveRate = float64(p.FilterPositives-p.FilterTruePositives) / float64(absent)
@@ -338,6 +342,9 @@ func (p *readPath) String() string {
 	} else {
 		s = fmt.Sprintf("read path: filter %d checks, %d negatives, fp rate %.3f%%; data blocks read %.3f/op; block cache hit %.1f%%",
 			p.FilterChecks, p.FilterNegatives, 100*p.FalsePositiveRate, p.DataBlocksPerOp, 100*p.CacheHitRate)
+	}
+	if p.KeyIndexSkips > 0 {
+		s += fmt.Sprintf("; %d block searches skipped by key indexes", p.KeyIndexSkips)
 	}
 	if p.CompactionBlocksRead > 0 {
 		s += fmt.Sprintf("; meanwhile compactions read %d blocks (%s), not counted above", p.CompactionBlocksRead, mib(p.CompactionBlockBytesRead))
