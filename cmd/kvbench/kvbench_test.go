@@ -140,7 +140,7 @@ func TestResultLine(t *testing.T) {
 
 var (
 	lineRE     = regexp.MustCompile(`^(\S+)\s*: +(\d+\.\d{3}) micros/op;(?: +(\d+\.\d) MB/s)?(?: \((\d+) of (\d+) found\))?(?: \[(\d+) threads, (\d+) ops/s\])?$`)
-	readPathRE = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
+	readPathRE = regexp.MustCompile(`^\s+read path: filter (\d+) checks, (\d+) negatives, fp rate (\d+\.\d{3})%; data blocks read (\d+\.\d{3})/op; block cache hit (\d+\.\d)%(; \d+ block searches skipped by key indexes)?(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
 	// scanPathRE is the read-path line of the scan benchmarks (isScan).
 	scanPathRE  = regexp.MustCompile(`^\s+read path: prefix filter (\d+) checks, (\d+) tables skipped; range filter (\d+) checks, (\d+) tables skipped; (\d+\.\d\d) keys/scan; data blocks read (\d+\.\d{3})/scan; block cache hit (\d+\.\d)%(; meanwhile compactions read (\d+) blocks \(\d+\.\d MiB\), not counted above)?$`)
 	writeRE     = regexp.MustCompile(`^\s+write path: WAL \d+\.\d MiB \(\d+ syncs\), \d+ flushes \(\d+\.\d MiB\), \d+ compactions \(read \d+\.\d MiB, wrote \d+\.\d MiB\), write amp \d+\.\d\d, \d+ stalls; (\d+) tables \((\d+) in L0, .*\)`)
