@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -30,69 +31,198 @@ import (
 //
 // It costs 8 bytes an entry, charged to the block cache with the block;
 // blocks whose entries average fewer than 32 bytes (the index would be
-// over a quarter of the block) get none.
+// over a quarter of the block), or whose keys share more than 56 bytes,
+// get none.
 
 // maxBlockKeysShare is the index's largest size, as a fraction of its
 // block: 8 bytes an entry of 32 or more.
 const maxBlockKeysShare = 4
 
+// maxBlockKeysPrefix is the longest shared prefix a block's key index
+// takes: the pass keeps the first maxBlockKeysPrefix+8 bytes of each key
+// on the stack. A block whose keys share more gets none.
+const maxBlockKeysPrefix = 56
+
 // buildBlockKeys appends to dst the key index of data block data and
 // returns it, or returns dst unchanged and false when the block gets
 // none: it is malformed (blockIter reports it when searched), its keys
-// are not internal keys, its user keys are out of order, or its entries
-// are too small. It reads every entry once, and the last restart
-// interval twice, through it (whose key buffer it reuses).
-func buildBlockKeys(it *blockIter, data []byte, dst []uint64) ([]uint64, bool) {
-	if it.init(false, data) != nil || !it.Last() || len(it.Key()) < base.TrailerLen {
+// are not internal keys, its user keys are out of order, they share more
+// than maxBlockKeysPrefix bytes, or its entries are too small.
+//
+// It decodes each entry's lengths as blockIter does, checking them the
+// same way, but rebuilds no key: a key's window is its own bytes, or the
+// last key's and then its own, read as integers (BenchmarkBuildBlockKeys:
+// a 4 KiB block of kvbench's entries).
+func buildBlockKeys(data []byte, dst []uint64) ([]uint64, bool) {
+	if len(data) < 4 {
 		return dst, false
 	}
-	// The first entry is stored whole (it is a restart point): decoding
-	// it leaves the last key, in the iterator's buffer, as it is.
-	last := base.UserKey(it.Key())
-	if !it.First() || len(it.Key()) < base.TrailerLen {
+	n := uint64(binary.LittleEndian.Uint32(data[len(data)-4:]))
+	if n == 0 || n*4+4 > uint64(len(data)) {
 		return dst, false
 	}
-	first := base.UserKey(it.Key())
+	end := len(data) - 4 - 4*int(n)
+	// The prefix the first key shares with the last restart point's:
+	// every key before that point has it in a sorted block, and a key
+	// after it that does not shortens it (a second pass).
+	first, ok := wholeKeyAt(data, 0, end)
+	if !ok {
+		return dst, false
+	}
+	last, ok := wholeKeyAt(data, int(binary.LittleEndian.Uint32(data[end+4*(int(n)-1):])), end)
+	if !ok {
+		return dst, false
+	}
 	cp := 0
 	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
 		cp++
 	}
+	for pass := 0; pass < 2; pass++ {
+		out, short, ok := blockKeysPass(data, end, first[:cp], dst)
+		if ok {
+			return out, true
+		}
+		if short < 0 || short >= cp {
+			return dst, false
+		}
+		cp = short // a key that shares fewer bytes with the first
+	}
+	return dst, false
+}
+
+// wholeKeyAt returns the user key of the entry at off, which must be
+// stored whole (a restart point: no bytes shared with the key before).
+func wholeKeyAt(data []byte, off, end int) ([]byte, bool) {
+	if off < 0 || off >= end {
+		return nil, false
+	}
+	p := data[off:end]
+	shared, n1 := binary.Uvarint(p)
+	if n1 <= 0 || shared != 0 {
+		return nil, false
+	}
+	unshared, n2 := binary.Uvarint(p[n1:])
+	if n2 <= 0 {
+		return nil, false
+	}
+	_, n3 := binary.Uvarint(p[n1+n2:])
+	if n3 <= 0 {
+		return nil, false
+	}
+	h := n1 + n2 + n3
+	if unshared > uint64(len(p)-h) || unshared < base.TrailerLen {
+		return nil, false
+	}
+	return p[h : h+int(unshared)-base.TrailerLen], true
+}
+
+// blockKeysPass appends to dst the index of the entries data[:end] of a
+// block whose keys should all start with prefix, and reports it. When a
+// key does not, short is the bytes it shares with prefix (-1 when the
+// block fails otherwise), and dst is returned unchanged.
+func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uint64, short int, ok bool) {
+	cp := len(prefix)
+	if cp > maxBlockKeysPrefix {
+		return dst, -1, false
+	}
 	pw := (cp + 7) / 8
 	maxWords := len(data) / 8 / maxBlockKeysShare
 	if 1+pw >= maxWords {
-		return dst, false
+		return dst, -1, false
 	}
 	start := len(dst)
 	dst = append(dst, uint64(cp))
 	for range pw {
 		dst = append(dst, 0)
 	}
-	copy(wordBytes(dst[start+1:start+1+pw]), first[:cp])
-	prefix := wordBytes(dst[start+1 : start+1+pw])[:cp]
-	prev := uint64(0)
-	for ok := true; ok; ok = it.Next() {
-		k := it.Key()
-		if len(k) < base.TrailerLen {
-			return dst[:start], false
+	copy(wordBytes(dst[start+1:start+1+pw]), prefix)
+	// kw is the current internal key's bytes cp to cp+8, zero-padded
+	// past its end (klen bytes): a key's window is its own bytes, or the
+	// last key's then its own, with no key rebuilt.
+	klen, kw, prev := 0, uint64(0), uint64(0)
+	fail := func() ([]uint64, int, bool) { return dst[:start], -1, false }
+	for off := 0; off < end; {
+		p := data[off:end]
+		var shared, unshared, vlen uint64
+		var h int
+		if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
+			shared, unshared, vlen, h = uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
+		} else {
+			var n1, n2, n3 int
+			if shared, n1 = binary.Uvarint(p); n1 <= 0 {
+				return fail()
+			}
+			if unshared, n2 = binary.Uvarint(p[n1:]); n2 <= 0 {
+				return fail()
+			}
+			if vlen, n3 = binary.Uvarint(p[n1+n2:]); n3 <= 0 {
+				return fail()
+			}
+			h = n1 + n2 + n3
 		}
-		uk := base.UserKey(k)
-		// Every key of a sorted block starts with the prefix its first
-		// and last share, and its window is no smaller than the one
-		// before.
-		if !bytes.HasPrefix(uk, prefix) {
-			return dst[:start], false
+		rest := uint64(len(p) - h)
+		if unshared > rest || vlen > rest-unshared || shared > uint64(klen) {
+			return fail()
 		}
-		w := base.TailWindow(uk, cp)
+		// The key is the last key's first s bytes, then u of its own,
+		// p[h:h+u].
+		s, u := int(shared), int(unshared)
+		klen = s + u
+		ulen := klen - base.TrailerLen
+		if ulen < 0 {
+			return fail()
+		}
+		if s < cp {
+			// Bytes of the prefix are this entry's own: check them (the
+			// first s are the last key's, which has the prefix).
+			own := p[h : h+u]
+			if ulen < cp || string(own[:cp-s]) != string(prefix[s:]) {
+				return dst[:start], s + commonPrefix(own[:min(u, max(0, ulen-s))], prefix[s:]), false
+			}
+		}
+		if d := s - cp; d <= 0 {
+			kw = load8(p, h-d) // bytes cp.. of the key are its own
+		} else if d < 8 {
+			kw = kw&maskTop(d) | load8(p, h)>>(8*uint(d))
+		}
+		kw &= maskTop(klen - cp)
+		w := kw & maskTop(ulen-cp)
 		if w < prev || len(dst)-start >= maxWords {
-			return dst[:start], false
+			return fail()
 		}
 		prev = w
 		dst = append(dst, w)
+		off += h + u + int(vlen)
 	}
-	if it.Error() != nil {
-		return dst[:start], false
+	return dst, 0, true
+}
+
+// maskTop returns a mask of the first n bytes (big-endian) of a word: none
+// for n <= 0, all for n >= 8.
+func maskTop(n int) uint64 {
+	return ^uint64(0) << (64 - 8*uint(min(max(n, 0), 8)))
+}
+
+// load8 returns the 8 bytes of p from i (i >= 0) as a big-endian word,
+// zero-padded past p's end.
+func load8(p []byte, i int) uint64 {
+	if i+8 <= len(p) {
+		return binary.BigEndian.Uint64(p[i:])
 	}
-	return dst, true
+	var w uint64
+	for j := i; j < len(p); j++ {
+		w |= uint64(p[j]) << (56 - 8*uint(j-i))
+	}
+	return w
+}
+
+// commonPrefix returns the bytes a and b share at their start.
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // wordBytes returns the bytes of words, as they lie in memory.

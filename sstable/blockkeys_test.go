@@ -114,7 +114,7 @@ func TestBlockKeysAgainstEntries(t *testing.T) {
 				}
 				versions, ri := 1+rng.Intn(3)*rng.Intn(2), 1+rng.Intn(16)
 				data := blockOf(ukeys, versions, 40, ri)
-				idx, ok := buildBlockKeys(new(blockIter), data, nil)
+				idx, ok := buildBlockKeys(data, nil)
 				if !ok {
 					// A block of few entries may not hold its index's
 					// header in a quarter of its size; one of 16 or more
@@ -174,12 +174,12 @@ func TestBlockKeysRefused(t *testing.T) {
 		"garbage-header": append([]byte{0xff, 0xff, 0xff}, good...),
 	} {
 		dst := []uint64{7}
-		got, ok := buildBlockKeys(new(blockIter), data, dst)
+		got, ok := buildBlockKeys(data, dst)
 		if ok || !slices.Equal(got, []uint64{7}) {
 			t.Errorf("%s: buildBlockKeys = %v, %v; want no index and dst unchanged", name, got, ok)
 		}
 	}
-	if _, ok := buildBlockKeys(new(blockIter), good, nil); !ok {
+	if _, ok := buildBlockKeys(good, nil); !ok {
 		t.Fatal("a good block gets no index")
 	}
 }
@@ -234,7 +234,7 @@ func TestBlockKeysGetMatchesUncached(t *testing.T) {
 func TestBlockAuxChargedAndRecycled(t *testing.T) {
 	b := cache.Alloc(4000)
 	plain := b.Charge()
-	aux, ok := buildBlockKeys(new(blockIter), blockOf([][]byte{[]byte("aaaa"), []byte("bbbb")}, 1, 60, 1), b.AuxBuf())
+	aux, ok := buildBlockKeys(blockOf([][]byte{[]byte("aaaa"), []byte("bbbb")}, 1, 60, 1), b.AuxBuf())
 	if !ok {
 		t.Fatal("no index")
 	}
@@ -261,7 +261,7 @@ func FuzzBlockKeys(f *testing.F) {
 	f.Add(blockOf([][]byte{[]byte("p"), []byte("p\x00"), []byte("p\x00\x00")}, 1, 40, 2), []byte("p\x00\x00\x00"))
 	f.Add([]byte{0, 0, 0, 0}, []byte("x"))
 	f.Fuzz(func(t *testing.T, data, probe []byte) {
-		idx, ok := buildBlockKeys(new(blockIter), data, nil)
+		idx, ok := buildBlockKeys(data, nil)
 		if !ok {
 			if len(idx) != 0 {
 				t.Fatalf("a refused block left %d words", len(idx))

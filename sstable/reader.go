@@ -494,7 +494,7 @@ func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
 // allocates nothing once evicted blocks are being recycled; the cache keeps
 // the block when it has room.
 func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
-	return r.readDataBlockTraced(h, nil, readUser, nil)
+	return r.readDataBlockTraced(h, nil, readUser, false)
 }
 
 // readKind says how a data block read counts in ReadStats.
@@ -509,10 +509,10 @@ const (
 // readDataBlockTraced is readDataBlock that, when tr is not nil, records
 // whether the block came from the cache and its decoded size. A readQuiet
 // read counts nothing and leaves the cache as it found it (bar the
-// recency of a block it finds there). With keys not nil (a point
-// lookup's), a block read from the file into the cache gets its key
-// index (buildBlockKeys, through keys).
-func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind, keys *blockIter) (*cache.Block, error) {
+// recency of a block it finds there). With keys set (a point lookup's),
+// a block read from the file into the cache gets its key index
+// (buildBlockKeys).
+func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind, keys bool) (*cache.Block, error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
 		return nil, err
 	}
@@ -549,8 +549,8 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind
 		tr.DecodedSize = len(b.Data())
 	}
 	if c != nil && kind != readQuiet {
-		if keys != nil {
-			if aux, ok := buildBlockKeys(keys, b.Data(), b.AuxBuf()); ok {
+		if keys {
+			if aux, ok := buildBlockKeys(b.Data(), b.AuxBuf()); ok {
 				b.SetAux(aux)
 			}
 		}
@@ -929,7 +929,7 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 			tr.blocks = append(tr.blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
 			read = &tr.blocks[len(tr.blocks)-1]
 		}
-		b, err = r.readDataBlockTraced(h, read, readUser, data)
+		b, err = r.readDataBlockTraced(h, read, readUser, true)
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
@@ -1131,7 +1131,7 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 			return nil, false, blocks, err
 		}
 		blocks = append(blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet, nil)
+		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet, false)
 		if err != nil {
 			return nil, false, blocks, err
 		}
