@@ -154,7 +154,8 @@ type Metrics struct {
 	// Get and MultiGet) that the block's key index answered without
 	// searching the block: the key is not in it, as for most of a
 	// filter's false positives. A data block a point lookup reads into
-	// the cache gets the index (8 bytes an entry, in BlockCacheSize).
+	// the cache for a key it does not hold gets the index (8 bytes an
+	// entry, in BlockCacheSize).
 	BlockKeyIndexSkips int64
 	// BlockCacheSize and BlockCacheCapacity are the bytes of blocks cached
 	// and the cache's limit.

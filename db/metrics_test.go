@@ -110,9 +110,10 @@ func TestMetricsStringOneUnit(t *testing.T) {
 	}
 }
 
-// TestMetricsBlockKeyIndexSkips: an absent key's lookup of a cached data
-// block (a filter's false positive, or a table without a filter) is
-// answered by the block's key index, and counted: at least once a lookup,
+// TestMetricsBlockKeyIndexSkips: a data block an absent key's lookup
+// reads into the cache gets a key index, and a later absent key's lookup
+// of it (a filter's false positive, or a table without a filter) is
+// answered by the index, and counted: at least once a lookup,
 // at most twice (a lookup that starts in the block before the key's, past
 // its last key, goes on to the next block). Lookups of present keys are
 // not. Through Get and MultiGet alike.
@@ -151,7 +152,9 @@ func TestMetricsBlockKeyIndexSkips(t *testing.T) {
 				present = append(present, fmt.Sprintf("%016d", 2*i))
 				absent = append(absent, fmt.Sprintf("%016d", 2*i+1))
 			}
-			get(present) // loads the blocks, with their indexes
+			// The absent keys' lookups load the blocks, with their
+			// indexes (a block read for a key it holds gets none).
+			get(absent)
 			m0 := d.Metrics()
 			get(present)
 			m1 := d.Metrics()

@@ -62,32 +62,68 @@ func buildBlockKeys(data []byte, dst []uint64) ([]uint64, bool) {
 		return dst, false
 	}
 	end := len(data) - 4 - 4*int(n)
-	// The prefix the first key shares with the last restart point's:
-	// every key before that point has it in a sorted block, and a key
-	// after it that does not shortens it (a second pass).
+	// The prefix every key shares is, in a sorted block, the one the
+	// first shares with the last: the walk of the last restart interval
+	// finds it, and the pass checks every key has it.
 	first, ok := wholeKeyAt(data, 0, end)
 	if !ok {
 		return dst, false
 	}
-	last, ok := wholeKeyAt(data, int(binary.LittleEndian.Uint32(data[end+4*(int(n)-1):])), end)
+	cp, ok := lastKeyPrefix(data, int(binary.LittleEndian.Uint32(data[end+4*(int(n)-1):])), end, first)
 	if !ok {
 		return dst, false
 	}
-	cp := 0
-	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
-		cp++
+	out, ok := blockKeysPass(data, end, first[:cp], dst)
+	if !ok {
+		return dst, false
 	}
-	for pass := 0; pass < 2; pass++ {
-		out, short, ok := blockKeysPass(data, end, first[:cp], dst)
-		if ok {
-			return out, true
-		}
-		if short < 0 || short >= cp {
-			return dst, false
-		}
-		cp = short // a key that shares fewer bytes with the first
+	return out, true
+}
+
+// lastKeyPrefix returns the bytes the user key first shares with the last
+// key of the entries from off (a restart point) to end, following how
+// each key's shared bytes and its own continue the one before.
+func lastKeyPrefix(data []byte, off, end int, first []byte) (int, bool) {
+	if off < 0 || off >= end {
+		return 0, false
 	}
-	return dst, false
+	c, klen := 0, 0
+	for off < end {
+		p := data[off:end]
+		shared, n1 := binary.Uvarint(p)
+		if n1 <= 0 {
+			return 0, false
+		}
+		unshared, n2 := binary.Uvarint(p[n1:])
+		if n2 <= 0 {
+			return 0, false
+		}
+		vlen, n3 := binary.Uvarint(p[n1+n2:])
+		if n3 <= 0 {
+			return 0, false
+		}
+		h := n1 + n2 + n3
+		rest := uint64(len(p) - h)
+		if unshared > rest || vlen > rest-unshared || shared > uint64(klen) {
+			return 0, false
+		}
+		s, u := int(shared), int(unshared)
+		ulen := s + u - base.TrailerLen
+		if ulen < 0 {
+			return 0, false
+		}
+		if s <= c {
+			// The key's first s bytes are the last key's, which first
+			// shares up to c: its own bytes decide from there. (With s
+			// above c, the last key's byte c, which differs from first's,
+			// is this key's too.)
+			c = s + commonPrefix(p[h:h+max(0, min(u, ulen-s))], first[s:])
+		}
+		c = min(c, ulen)
+		klen = s + u
+		off += h + u + int(vlen)
+	}
+	return c, true
 }
 
 // wholeKeyAt returns the user key of the entry at off, which must be
@@ -117,18 +153,17 @@ func wholeKeyAt(data []byte, off, end int) ([]byte, bool) {
 }
 
 // blockKeysPass appends to dst the index of the entries data[:end] of a
-// block whose keys should all start with prefix, and reports it. When a
-// key does not, short is the bytes it shares with prefix (-1 when the
-// block fails otherwise), and dst is returned unchanged.
-func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uint64, short int, ok bool) {
+// block whose keys all start with prefix, and reports it; a block whose
+// keys do not, or that fails otherwise, leaves dst as it was.
+func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uint64, ok bool) {
 	cp := len(prefix)
 	if cp > maxBlockKeysPrefix {
-		return dst, -1, false
+		return dst, false
 	}
 	pw := (cp + 7) / 8
 	maxWords := len(data) / 8 / maxBlockKeysShare
 	if 1+pw >= maxWords {
-		return dst, -1, false
+		return dst, false
 	}
 	start := len(dst)
 	dst = append(dst, uint64(cp))
@@ -140,7 +175,7 @@ func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uin
 	// past its end (klen bytes): a key's window is its own bytes, or the
 	// last key's then its own, with no key rebuilt.
 	klen, kw, prev := 0, uint64(0), uint64(0)
-	fail := func() ([]uint64, int, bool) { return dst[:start], -1, false }
+	fail := func() ([]uint64, bool) { return dst[:start], false }
 	for off := 0; off < end; {
 		p := data[off:end]
 		var shared, unshared, vlen uint64
@@ -177,7 +212,7 @@ func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uin
 			// first s are the last key's, which has the prefix).
 			own := p[h : h+u]
 			if ulen < cp || string(own[:cp-s]) != string(prefix[s:]) {
-				return dst[:start], s + commonPrefix(own[:min(u, max(0, ulen-s))], prefix[s:]), false
+				return fail()
 			}
 		}
 		if d := s - cp; d <= 0 {
@@ -194,7 +229,7 @@ func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uin
 		dst = append(dst, w)
 		off += h + u + int(vlen)
 	}
-	return dst, 0, true
+	return dst, true
 }
 
 // maskTop returns a mask of the first n bytes (big-endian) of a word: none

@@ -116,13 +116,18 @@ func TestBlockKeysAgainstEntries(t *testing.T) {
 				data := blockOf(ukeys, versions, 40, ri)
 				idx, ok := buildBlockKeys(data, nil)
 				if !ok {
-					// A block of few entries may not hold its index's
-					// header in a quarter of its size; one of 16 or more
-					// entries of 40-byte values does.
+					// Refused only when the index would not fit in a
+					// quarter of the block, or the prefix is too long.
 					distinct := slices.Clone(ukeys)
 					slices.SortFunc(distinct, bytes.Compare)
-					if n := len(slices.CompactFunc(distinct, bytes.Equal)) * versions; n >= 16 {
-						t.Fatalf("no index for a block of %d entries with 40-byte values", n)
+					distinct = slices.CompactFunc(distinct, bytes.Equal)
+					lo, hi := distinct[0], distinct[len(distinct)-1]
+					cp := 0
+					for cp < len(lo) && cp < len(hi) && lo[cp] == hi[cp] {
+						cp++
+					}
+					if words := 1 + (cp+7)/8 + len(distinct)*versions; cp <= maxBlockKeysPrefix && words < len(data)/8/maxBlockKeysShare {
+						t.Fatalf("no index for a block of %d entries (%d bytes, prefix %d): it fits in %d words", len(distinct)*versions, len(data), cp, words)
 					}
 					continue
 				}
@@ -273,4 +278,42 @@ func FuzzBlockKeys(f *testing.F) {
 		}
 		checkBlockKeys(t, data, idx, probe)
 	})
+}
+
+// TestBlockKeysBuiltForAbsentLoads: a block read into the cache for a key
+// it holds gets no index (the lookup would pay for one no false positive
+// may ever use), one read for a key it does not hold gets one, and
+// lookups of cached blocks never build one.
+func TestBlockKeysBuiltForAbsentLoads(t *testing.T) {
+	m := benchModel(2000)
+	data, _ := buildTable(t, m, WriterOptions{BlockSize: 1024})
+	for _, absentFirst := range []bool{false, true} {
+		var st ReadStats
+		r := openTable(t, data, ReaderOptions{Cache: cache.New(64 << 20), FileID: 1, Stats: &st})
+		get := func(k []byte) {
+			t.Helper()
+			if _, _, _, err := r.Get(base.MakeInternalKey(k, base.MaxSeqNum, base.KindSeek), k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		absent := func(i int) []byte { return append(slices.Clip(base.UserKey(m[i].key)), '5') }
+		for i := range m {
+			if absentFirst {
+				get(absent(i))
+			} else {
+				get(base.UserKey(m[i].key))
+			}
+		}
+		before := st.KeyIndexSkips.Load()
+		for i := range m {
+			get(absent(i))
+		}
+		skips := st.KeyIndexSkips.Load() - before
+		switch {
+		case absentFirst && skips < int64(len(m)):
+			t.Fatalf("blocks loaded by absent keys: %d of %d absent lookups skipped", skips, len(m))
+		case !absentFirst && skips != 0:
+			t.Fatalf("blocks loaded by present keys: %d absent lookups skipped, want 0 (no index)", skips)
+		}
+	}
 }

@@ -494,7 +494,7 @@ func snappyDecodedLen(stored []byte, h blockHandle) (int, error) {
 // allocates nothing once evicted blocks are being recycled; the cache keeps
 // the block when it has room.
 func (r *Reader) readDataBlock(h blockHandle) (*cache.Block, error) {
-	return r.readDataBlockTraced(h, nil, readUser, false)
+	return r.readDataBlockTraced(h, nil, readUser)
 }
 
 // readKind says how a data block read counts in ReadStats.
@@ -509,12 +509,21 @@ const (
 // readDataBlockTraced is readDataBlock that, when tr is not nil, records
 // whether the block came from the cache and its decoded size. A readQuiet
 // read counts nothing and leaves the cache as it found it (bar the
-// recency of a block it finds there). With keys set (a point lookup's),
-// a block read from the file into the cache gets its key index
-// (buildBlockKeys).
-func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind, keys bool) (*cache.Block, error) {
+// recency of a block it finds there).
+func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind) (*cache.Block, error) {
+	b, fresh, err := r.loadDataBlock(h, tr, kind)
+	if err == nil && kind != readQuiet {
+		r.cacheBlock(h, b, fresh, false)
+	}
+	return b, err
+}
+
+// loadDataBlock is readDataBlockTraced without filling the cache: fresh
+// is set when the block was read from the file, and the caller then
+// caches it (cacheBlock) unless kind is readQuiet.
+func (r *Reader) loadDataBlock(h blockHandle, tr *BlockRead, kind readKind) (b *cache.Block, fresh bool, err error) {
 	if err := checkRegion(h, 0, r.dataEnd, "data"); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	st := r.opts.Stats
 	if kind == readQuiet {
@@ -529,34 +538,40 @@ func (r *Reader) readDataBlockTraced(h blockHandle, tr *BlockRead, kind readKind
 			if tr != nil {
 				tr.Cached, tr.DecodedSize = true, len(b.Data())
 			}
-			return b, nil
+			return b, false, nil
 		}
 		if st != nil {
 			st.CacheMisses.Add(1)
 		}
 	}
-	var b *cache.Block
-	var err error
 	if r.opts.Mapped != nil {
 		b, err = r.decodeMapped(h, kind)
 	} else {
 		b, err = r.readDecoded(h, kind)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if tr != nil {
 		tr.DecodedSize = len(b.Data())
 	}
-	if c != nil && kind != readQuiet {
-		if keys {
-			if aux, ok := buildBlockKeys(b.Data(), b.AuxBuf()); ok {
-				b.SetAux(aux)
-			}
-		}
-		c.Set(r.opts.FileID, h.offset, b)
+	return b, true, nil
+}
+
+// cacheBlock puts data block h, b, into the cache when it is fresh (read
+// from the file by loadDataBlock), with its key index when index is set
+// (buildBlockKeys). The caller keeps its reference.
+func (r *Reader) cacheBlock(h blockHandle, b *cache.Block, fresh, index bool) {
+	c := r.opts.Cache
+	if !fresh || c == nil {
+		return
 	}
-	return b, nil
+	if index {
+		if aux, ok := buildBlockKeys(b.Data(), b.AuxBuf()); ok {
+			b.SetAux(aux)
+		}
+	}
+	c.Set(r.opts.FileID, h.offset, b)
 }
 
 // readDecoded reads data block h with its trailer into a pooled block,
@@ -923,13 +938,16 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
-		var b *cache.Block
 		var read *BlockRead
 		if tr != nil {
 			tr.blocks = append(tr.blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
 			read = &tr.blocks[len(tr.blocks)-1]
 		}
-		b, err = r.readDataBlockTraced(h, read, readUser, true)
+		// A block read from the file goes into the cache after the
+		// search, with a key index when the key is not in it: the index
+		// serves the false positives of later lookups, and a block read
+		// for a key it holds does not pay for it.
+		b, fresh, err := r.loadDataBlock(h, read, readUser)
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
@@ -947,6 +965,7 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 			}
 		}
 		if err := data.init(false, b.Data()); err != nil {
+			r.cacheBlock(h, b, fresh, false)
 			b.Release()
 			return nil, 0, 0, false, err
 		}
@@ -962,10 +981,12 @@ func (r *Reader) getEntry(seek, ukey []byte, tr *getTrace) (value []byte, seq ui
 			default:
 				kind = 0 // another key's: nothing found
 			}
+			r.cacheBlock(h, b, fresh, ok && !found)
 			b.Release() // data is re-initialized before its next use
 			return value, seq, kind, found, err
 		}
 		err = data.Error()
+		r.cacheBlock(h, b, fresh, err == nil)
 		b.Release()
 		if err != nil {
 			return nil, 0, 0, false, err
@@ -1131,7 +1152,7 @@ func (r *Reader) SeekTraced(seek []byte) (ikey []byte, ok bool, blocks []BlockRe
 			return nil, false, blocks, err
 		}
 		blocks = append(blocks, BlockRead{Offset: h.offset, StoredSize: h.size})
-		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet, false)
+		b, err := r.readDataBlockTraced(h, &blocks[len(blocks)-1], readQuiet)
 		if err != nil {
 			return nil, false, blocks, err
 		}
