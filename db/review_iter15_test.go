@@ -15,7 +15,7 @@ import (
 )
 
 // Review 15: MultiGet's level-0 range checks on 8-byte windows
-// (manifest.InRangeBatch) and its memtable filter checks in the hashing
+// (manifest.Version.InRangeLevel0) and its memtable filter checks in the hashing
 // pass (memPass), and the tables' index search on windows
 // (sstable.seekIndex), which every Get and MultiGet goes through.
 
@@ -188,7 +188,7 @@ func TestR15MultiGetLevel0Bounds(t *testing.T) {
 			}
 			// The tables' bounds: at least one pair sharing more than 8
 			// bytes, and one bound shorter than 8 bytes, for the test to
-			// reach InRangeBatch's paths.
+			// reach InRangeLevel0's paths.
 			ref := d.loadReadState()
 			long, short := false, false
 			for _, f := range ref.rs.v.Files[0] {
