@@ -104,27 +104,15 @@ func (i *blockIter) decodeAt(off int) bool {
 	p := i.data[off:i.restartsOff]
 	var shared, unshared, vlen uint64
 	var h int
-	if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
-		// Fast path: all three lengths fit in one byte each.
+	if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 { // entryHeader's fast path
 		shared, unshared, vlen, h = uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
 	} else {
-		var n1, n2, n3 int
-		shared, n1 = binary.Uvarint(p)
-		if n1 <= 0 {
-			return i.fail(base.CorruptionErrorf("sstable: bad entry at block offset %d", off))
-		}
-		unshared, n2 = binary.Uvarint(p[n1:])
-		if n2 <= 0 {
-			return i.fail(base.CorruptionErrorf("sstable: bad entry at block offset %d", off))
-		}
-		vlen, n3 = binary.Uvarint(p[n1+n2:])
-		if n3 <= 0 {
-			return i.fail(base.CorruptionErrorf("sstable: bad entry at block offset %d", off))
-		}
-		h = n1 + n2 + n3
+		shared, unshared, vlen, h = entryVarints(p)
 	}
-	rest := uint64(len(p) - h)
-	if unshared > rest || vlen > rest-unshared {
+	switch {
+	case h == 0:
+		return i.fail(base.CorruptionErrorf("sstable: bad entry at block offset %d", off))
+	case !entryFits(p, h, unshared, vlen):
 		return i.fail(base.CorruptionErrorf("sstable: entry at block offset %d overruns its block", off))
 	}
 	if shared > uint64(len(i.key)) {
@@ -151,6 +139,44 @@ func (i *blockIter) decodeAt(off int) bool {
 	i.nextOffset = ve
 	i.valid = true
 	return true
+}
+
+// entryHeader decodes the lengths an entry p (the rest of a block's
+// entries) starts with: the bytes its key shares with the key before, its
+// own key bytes, its value's, and the header's size h, 0 when a length is
+// malformed. The caller checks the key and value fit (entryFits). The
+// loops over every entry of a block take its fast path in place: it does
+// not inline.
+func entryHeader(p []byte) (shared, unshared, vlen uint64, h int) {
+	if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
+		return uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
+	}
+	return entryVarints(p)
+}
+
+// entryFits reports whether an entry of p with header h (> 0) holds its
+// key bytes and its value.
+func entryFits(p []byte, h int, unshared, vlen uint64) bool {
+	rest := uint64(len(p) - h)
+	return h > 0 && unshared <= rest && vlen <= rest-unshared
+}
+
+// entryVarints is entryHeader's decoding of lengths of more than a byte;
+// h is 0 when one is malformed.
+func entryVarints(p []byte) (shared, unshared, vlen uint64, h int) {
+	shared, n1 := binary.Uvarint(p)
+	if n1 <= 0 {
+		return 0, 0, 0, 0
+	}
+	unshared, n2 := binary.Uvarint(p[n1:])
+	if n2 <= 0 {
+		return 0, 0, 0, 0
+	}
+	vlen, n3 := binary.Uvarint(p[n1+n2:])
+	if n3 <= 0 {
+		return 0, 0, 0, 0
+	}
+	return shared, unshared, vlen, n1 + n2 + n3
 }
 
 // seekRestart decodes the entry at restart point idx.

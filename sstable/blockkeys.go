@@ -90,21 +90,8 @@ func lastKeyPrefix(data []byte, off, end int, first []byte) (int, bool) {
 	c, klen := 0, 0
 	for off < end {
 		p := data[off:end]
-		shared, n1 := binary.Uvarint(p)
-		if n1 <= 0 {
-			return 0, false
-		}
-		unshared, n2 := binary.Uvarint(p[n1:])
-		if n2 <= 0 {
-			return 0, false
-		}
-		vlen, n3 := binary.Uvarint(p[n1+n2:])
-		if n3 <= 0 {
-			return 0, false
-		}
-		h := n1 + n2 + n3
-		rest := uint64(len(p) - h)
-		if unshared > rest || vlen > rest-unshared || shared > uint64(klen) {
+		shared, unshared, vlen, h := entryHeader(p)
+		if !entryFits(p, h, unshared, vlen) || shared > uint64(klen) {
 			return 0, false
 		}
 		s, u := int(shared), int(unshared)
@@ -133,20 +120,8 @@ func wholeKeyAt(data []byte, off, end int) ([]byte, bool) {
 		return nil, false
 	}
 	p := data[off:end]
-	shared, n1 := binary.Uvarint(p)
-	if n1 <= 0 || shared != 0 {
-		return nil, false
-	}
-	unshared, n2 := binary.Uvarint(p[n1:])
-	if n2 <= 0 {
-		return nil, false
-	}
-	_, n3 := binary.Uvarint(p[n1+n2:])
-	if n3 <= 0 {
-		return nil, false
-	}
-	h := n1 + n2 + n3
-	if unshared > uint64(len(p)-h) || unshared < base.TrailerLen {
+	shared, unshared, vlen, h := entryHeader(p)
+	if !entryFits(p, h, unshared, vlen) || shared != 0 || unshared < base.TrailerLen {
 		return nil, false
 	}
 	return p[h : h+int(unshared)-base.TrailerLen], true
@@ -180,23 +155,12 @@ func blockKeysPass(data []byte, end int, prefix []byte, dst []uint64) (out []uin
 		p := data[off:end]
 		var shared, unshared, vlen uint64
 		var h int
-		if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
+		if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 { // entryHeader's fast path
 			shared, unshared, vlen, h = uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
 		} else {
-			var n1, n2, n3 int
-			if shared, n1 = binary.Uvarint(p); n1 <= 0 {
-				return fail()
-			}
-			if unshared, n2 = binary.Uvarint(p[n1:]); n2 <= 0 {
-				return fail()
-			}
-			if vlen, n3 = binary.Uvarint(p[n1+n2:]); n3 <= 0 {
-				return fail()
-			}
-			h = n1 + n2 + n3
+			shared, unshared, vlen, h = entryVarints(p)
 		}
-		rest := uint64(len(p) - h)
-		if unshared > rest || vlen > rest-unshared || shared > uint64(klen) {
+		if !entryFits(p, h, unshared, vlen) || shared > uint64(klen) {
 			return fail()
 		}
 		// The key is the last key's first s bytes, then u of its own,
