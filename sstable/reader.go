@@ -886,8 +886,7 @@ var getItersPool sync.Pool
 // key is >= seek (built by the caller from ukey and its snapshot sequence
 // number), if its user key is ukey. It returns that entry's value and kind;
 // found is false (and kind 0) when the table holds no visible entry of
-// ukey. Like Find
-// it does not consult the filter. The value is a copy the caller owns
+// ukey. Like Find it does not consult the filter. The value is a copy the caller owns
 // (non-nil, even when empty), and it is the only allocation: the block
 // the value was found in is released, and recycled once evicted.
 func (r *Reader) Get(seek, ukey []byte) (value []byte, kind base.Kind, found bool, err error) {
