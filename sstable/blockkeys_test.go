@@ -235,11 +235,11 @@ func TestBlockKeysGetMatchesUncached(t *testing.T) {
 }
 
 // TestBlockAuxChargedAndRecycled: a block's Aux is charged with it, and a
-// recycled Block starts with none.
+// recycled Block starts with none and is charged for none.
 func TestBlockAuxChargedAndRecycled(t *testing.T) {
 	b := cache.Alloc(4000)
 	plain := b.Charge()
-	aux, ok := buildBlockKeys(blockOf([][]byte{[]byte("aaaa"), []byte("bbbb")}, 1, 60, 1), b.AuxBuf())
+	aux, ok := buildBlockKeys(blockOf([][]byte{[]byte("aaaa"), []byte("bbbb")}, 1, 60, 1), nil)
 	if !ok {
 		t.Fatal("no index")
 	}
@@ -250,8 +250,8 @@ func TestBlockAuxChargedAndRecycled(t *testing.T) {
 	b.Release()
 	for range 10 {
 		b2 := cache.Alloc(4000)
-		if len(b2.Aux()) != 0 {
-			t.Fatalf("a recycled block has an index of %d words", len(b2.Aux()))
+		if len(b2.Aux()) != 0 || b2.Charge() != plain {
+			t.Fatalf("a recycled block has an index of %d words and is charged %d (%d without)", len(b2.Aux()), b2.Charge(), plain)
 		}
 		defer b2.Release()
 	}

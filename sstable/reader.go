@@ -567,7 +567,9 @@ func (r *Reader) cacheBlock(h blockHandle, b *cache.Block, fresh, index bool) {
 		return
 	}
 	if index {
-		if aux, ok := buildBlockKeys(b.Data(), b.AuxBuf()); ok {
+		// Not when the index would make a block that fits the cache on
+		// its own too large for it.
+		if aux, ok := buildBlockKeys(b.Data(), nil); ok && c.Fits(r.opts.FileID, h.offset, b.Charge()+8*int64(cap(aux))) {
 			b.SetAux(aux)
 		}
 	}

@@ -82,6 +82,11 @@ func r17Keys(rng *rand.Rand, shape, n int) [][]byte {
 			}
 			ks = append(ks, k)
 		}
+	case 5: // a prefix of 55 to 57 bytes (the longest the index takes is 56)
+		pre := bytes.Repeat([]byte{'L'}, 55+rng.Intn(3))
+		for range n {
+			ks = append(ks, append(append([]byte{}, pre...), randomUserKey(rng, 6)...))
+		}
 	}
 	return ks
 }
@@ -157,11 +162,11 @@ func r17Probes(rng *rand.Rand, m model) [][]byte {
 func TestReview17GetCachedMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	iters := 60
-	if testing.Short() {
-		iters = 15
+	if testing.Short() || raceEnabled {
+		iters = 3
 	}
 	for iter := range iters {
-		shape := iter % 5
+		shape := iter % 6
 		n := 50 + rng.Intn(400)
 		ks := r17Keys(rng, shape, n)
 		hot := ks[rng.Intn(len(ks))]
@@ -245,8 +250,8 @@ func TestReview17ConcurrentGetsEvictions(t *testing.T) {
 			want = append(want, r17Get(plain, p, seq))
 		}
 	}
-	rounds := 3
-	if testing.Short() {
+	rounds := 6
+	if testing.Short() || raceEnabled {
 		rounds = 1
 	}
 	var stop atomic.Bool
@@ -265,7 +270,7 @@ func TestReview17ConcurrentGetsEvictions(t *testing.T) {
 		go func() {
 			defer rwg.Done()
 			lr := rand.New(rand.NewSource(int64(g)))
-			for range rounds * len(qs) / 2 {
+			for range rounds * len(qs) / 12 {
 				j := lr.Intn(len(qs))
 				if got := r17Get(cached, qs[j].p, qs[j].seq); !r17Same(got, want[j]) {
 					bad.Store(fmt.Sprintf("Get(%q @%d) = %v, uncached %v", qs[j].p, qs[j].seq, got, want[j]))
@@ -287,5 +292,144 @@ func TestReview17ConcurrentGetsEvictions(t *testing.T) {
 	c.EvictFile(4)
 	if sz := c.Size(); sz != 0 {
 		t.Fatalf("cache size %d with every file evicted, want 0", sz)
+	}
+}
+
+// TestReview17BlockFitsCacheWithoutIndex: a data block that fits the
+// cache's shards on its own is cached by a point lookup, even when its
+// key index would not fit with it: the index is an optimization of a
+// cached block and must not stop the block from being cached (before the
+// index, the second Get of a key found the block in the cache; here it
+// reads it from the file every time).
+func TestReview17BlockFitsCacheWithoutIndex(t *testing.T) {
+	var m model
+	for i := range 100 {
+		m = append(m, kv{base.MakeInternalKey([]byte(fmt.Sprintf("key%05d", i)), 1, base.KindSet), []byte("0123456789012345678901234567890")})
+	}
+	data, _ := buildTable(t, m, WriterOptions{BlockSize: 64 << 10, DisableCompression: true})
+	// An absent key of the block: its lookup builds the block's index.
+	probe := []byte("key00042x")
+	seek := base.MakeInternalKey(probe, base.MaxSeqNum, base.KindSeek)
+	_, _, _, _, blocks, err := openTable(t, data, ReaderOptions{}).GetTraced(seek, probe, nil)
+	if err != nil || len(blocks) != 1 {
+		t.Fatalf("%d blocks, %v", len(blocks), err)
+	}
+	b := cache.Alloc(blocks[0].DecodedSize)
+	plain := b.Charge() // what the block costs without an index
+	b.Release()
+	// Shards (16 of them) of exactly the block's size plus a little.
+	c := cache.New(16 * (plain + 64))
+	var st ReadStats
+	r := openTable(t, data, ReaderOptions{Cache: c, FileID: 1, Stats: &st})
+	for range 3 {
+		if _, _, ok, err := r.Get(seek, probe); ok || err != nil {
+			t.Fatalf("Get: %v %v", ok, err)
+		}
+	}
+	if n := st.DataBlocksRead.Load(); n != 1 {
+		t.Fatalf("3 Gets of one key read its block %d times from the file (cache of %d-byte shards, block charge %d without its index, cache size now %d)",
+			n, plain+64, plain, c.Size())
+	}
+}
+
+// TestReview17RecycledBlockChargedForNoIndex: a block cached without a
+// key index (by an iterator, or a lookup that found its key) is charged
+// less than the same block with its index. A recycled cache.Block keeps the capacity of the
+// index it had before (Release: b.aux[:0]), and Charge counts
+// 8*cap(aux), so a block that reuses it is charged for an index it does
+// not have, and, in a cache barely larger than a block, is not cached.
+func TestReview17RecycledBlockChargedForNoIndex(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops values at random under the race detector")
+	}
+	var m model
+	for i := range 100 {
+		m = append(m, kv{base.MakeInternalKey([]byte(fmt.Sprintf("key%05d", i)), 1, base.KindSet), []byte("0123456789012345678901234567890")})
+	}
+	data, _ := buildTable(t, m, WriterOptions{BlockSize: 64 << 10, DisableCompression: true})
+	c := cache.New(64 << 20)
+	r := openTable(t, data, ReaderOptions{Cache: c, FileID: 1})
+	absent := []byte("key00042x")
+	if _, _, ok, err := r.Get(base.MakeInternalKey(absent, base.MaxSeqNum, base.KindSeek), absent); ok || err != nil {
+		t.Fatalf("Get: %v %v", ok, err)
+	}
+	withIndex := c.Size()
+	c.EvictFile(1) // the block, and its index's array, go back to the pool
+	// A lookup that finds its key caches the block without an index.
+	present := []byte("key00042")
+	for range 2 {
+		if _, _, ok, err := r.Get(base.MakeInternalKey(present, base.MaxSeqNum, base.KindSeek), present); !ok || err != nil {
+			t.Fatalf("Get: %v %v", ok, err)
+		}
+	}
+	got := c.Size()
+	if got >= withIndex {
+		t.Fatalf("a block cached without a key index is charged %d, as much as with one (%d)", got, withIndex)
+	}
+}
+
+// TestReview17BlockKeysContent checks the key index buildBlockKeys makes
+// word by word against one made from the entries read by a blockIter:
+// the prefix is the one the block's first and last user keys share, and
+// each entry's window is base.TailWindow of its user key after it. Keys
+// share prefixes around 56 bytes (the longest taken) and around 8, are
+// prefixes of each other, and have many versions, so an entry's shared
+// bytes end inside the last key's trailer.
+func TestReview17BlockKeysContent(t *testing.T) {
+	rng := rand.New(rand.NewSource(1700))
+	iters := 3000
+	if testing.Short() || raceEnabled {
+		iters = 500
+	}
+	built := 0
+	for iter := range iters {
+		pre := bytes.Repeat([]byte{'p'}, []int{0, 1, 7, 8, 9, 47, 48, 49, 55, 56, 57, 64}[rng.Intn(12)])
+		var ukeys [][]byte
+		for range 1 + rng.Intn(40) {
+			k := append([]byte{}, pre...)
+			for range rng.Intn(11) {
+				k = append(k, []byte{0x00, 0x01, 'p', 'q', 0xff}[rng.Intn(5)])
+			}
+			ukeys = append(ukeys, k)
+		}
+		data := blockOf(ukeys, 1+rng.Intn(4), 20+rng.Intn(60), 1+rng.Intn(5))
+		var it blockIter
+		if err := it.init(false, data); err != nil {
+			t.Fatal(err)
+		}
+		var uks [][]byte
+		for ok := it.First(); ok; ok = it.Next() {
+			uks = append(uks, bytes.Clone(base.UserKey(it.Key())))
+		}
+		first, last := uks[0], uks[len(uks)-1]
+		cp := commonPrefix(first, last)
+		idx, ok := buildBlockKeys(data, nil)
+		if !ok {
+			// Refused only for a long prefix or small entries.
+			if cp <= maxBlockKeysPrefix && 8*(1+(cp+7)/8+len(uks)) <= len(data)/maxBlockKeysShare-8 {
+				t.Fatalf("iter %d: no index for a block of %d entries, %d bytes, prefix %d", iter, len(uks), len(data), cp)
+			}
+			continue
+		}
+		built++
+		if int(idx[0]) != cp {
+			t.Fatalf("iter %d: prefix of %d bytes, first and last share %d (%q, %q)", iter, idx[0], cp, first, last)
+		}
+		pw := (cp + 7) / 8
+		if got := wordBytes(idx[1 : 1+pw])[:cp]; !bytes.Equal(got, first[:cp]) {
+			t.Fatalf("iter %d: prefix %q, want %q", iter, got, first[:cp])
+		}
+		w := idx[1+pw:]
+		if len(w) != len(uks) {
+			t.Fatalf("iter %d: %d windows for %d entries", iter, len(w), len(uks))
+		}
+		for i, uk := range uks {
+			if want := base.TailWindow(uk, cp); w[i] != want {
+				t.Fatalf("iter %d: entry %d (%q): window %016x, want %016x", iter, i, uk, w[i], want)
+			}
+		}
+	}
+	if built < iters/4 {
+		t.Fatalf("only %d of %d blocks indexed", built, iters)
 	}
 }

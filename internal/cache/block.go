@@ -32,8 +32,9 @@ type Block struct {
 	class int16
 
 	// aux is what a reader derived from data to search it faster
-	// (SetAux), set before the block is shared and charged with it. Its
-	// capacity is kept when the Block is recycled.
+	// (SetAux), set before the block is shared and charged with it. It is
+	// dropped when the Block is recycled, so a later use is not charged
+	// for it.
 	aux []uint64
 
 	// While the block is cached: its key, and its links in the LRU list
@@ -117,10 +118,6 @@ func (b *Block) Charge() int64 { return int64(len(b.buf)) + 8*int64(cap(b.aux)) 
 // after Release.
 func (b *Block) Aux() []uint64 { return b.aux }
 
-// AuxBuf returns an empty slice whose capacity a recycled Block kept,
-// for building the Aux of this one.
-func (b *Block) AuxBuf() []uint64 { return b.aux[:0] }
-
 // SetAux attaches aux to the block, which is then charged for its
 // capacity. It must be called before the block is shared (Cache.Set), by
 // the only holder.
@@ -159,6 +156,6 @@ func (b *Block) Release() {
 			b.buf[i] = 0xdb
 		}
 	}
-	b.data, b.aux = nil, b.aux[:0]
+	b.data, b.aux = nil, nil
 	pools[b.class].Put(b)
 }

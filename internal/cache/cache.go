@@ -198,6 +198,17 @@ func (c *Cache) Size() int64 {
 	return n
 }
 
+// Fits reports whether a block of the given charge, set under (fileID,
+// offset), would be cached: Set drops a block larger than its shard's
+// share of the capacity.
+func (c *Cache) Fits(fileID, offset uint64, charge int64) bool {
+	if c == nil {
+		return false
+	}
+	s := c.shardFor(fileID, offset)
+	return charge <= s.capacity && s.capacity > 0
+}
+
 // Capacity returns the most bytes of blocks the cache will hold.
 func (c *Cache) Capacity() int64 {
 	if c == nil {
