@@ -52,11 +52,17 @@ func buildLevelIndex(files []*FileMetadata) *levelIndex {
 	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
 		cp++
 	}
-	// The window starts early enough that the shortest bound fills it
-	// (its first bytes may then be common to all, which costs nothing):
-	// with fixed-length keys a search then never pads, and the window
-	// holds the bytes that tell the tables apart even when the prefix
-	// leaves fewer than 8.
+	return indexAfter(files, cp)
+}
+
+// indexAfter builds the index of files on the windows that follow the
+// first cp bytes, which every bound shares. The window starts early
+// enough that the shortest bound fills it (its first bytes may then be
+// common to all, which costs nothing): with fixed-length keys a search
+// then never pads, and the window holds the bytes that tell the tables
+// apart even when the prefix leaves fewer than 8.
+func indexAfter(files []*FileMetadata, cp int) *levelIndex {
+	first := files[0].smallestUkey()
 	minLen := len(first)
 	for _, f := range files {
 		minLen = min(minLen, len(f.smallestUkey()), len(f.largestUkey()))
@@ -65,8 +71,8 @@ func buildLevelIndex(files []*FileMetadata) *levelIndex {
 	x := &levelIndex{
 		prefix:   append([]byte(nil), first[:cp]...),
 		pre:      window(first[:cp]),
-		smallest: make([]uint64, n),
-		largest:  make([]uint64, n),
+		smallest: make([]uint64, len(files)),
+		largest:  make([]uint64, len(files)),
 	}
 	for i, f := range files {
 		x.smallest[i] = window(f.smallestUkey()[cp:])
@@ -314,30 +320,17 @@ func buildLevel0Index(files []*FileMetadata) *levelIndex {
 		return nil
 	}
 	first := files[0].smallestUkey()
-	cp, minLen := len(first), len(first)
+	cp := len(first)
 	for _, f := range files {
 		for _, b := range [2][]byte{f.smallestUkey(), f.largestUkey()} {
 			n := 0
 			for n < cp && n < len(b) && first[n] == b[n] {
 				n++
 			}
-			cp, minLen = n, min(minLen, len(b))
+			cp = n
 		}
 	}
-	// As in buildLevelIndex, the window starts early enough that the
-	// shortest bound fills it.
-	cp = max(0, min(cp, minLen-8))
-	x := &levelIndex{
-		prefix:   append([]byte(nil), first[:cp]...),
-		pre:      window(first[:cp]),
-		smallest: make([]uint64, len(files)),
-		largest:  make([]uint64, len(files)),
-	}
-	for i, f := range files {
-		x.smallest[i] = window(f.smallestUkey()[cp:])
-		x.largest[i] = window(f.largestUkey()[cp:])
-	}
-	return x
+	return indexAfter(files, cp)
 }
 
 // MaxInRangeLevel0 is the most level-0 tables InRangeLevel0 checks: a bit
