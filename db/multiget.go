@@ -629,7 +629,14 @@ func (mg *multiGet) deeper(v *manifest.Version, pending []int, all bool) {
 			chunk := pending[start:min(start+len(at), len(pending))]
 			every &= v.InRangeLevel0(chunkKeys(start, chunk), l0In[start:start+len(chunk)])
 		}
+		var some uint8 // the tables whose ranges hold a key
+		for _, b := range l0In {
+			some |= b
+		}
 		for t := range files {
+			if some>>uint(t)&1 == 0 {
+				continue // not opened, as Get would not open it
+			}
 			mg.l0 = t
 			mg.level0Table(files, t, pending, l0In, all && every>>uint(t)&1 != 0)
 			mg.probe()
